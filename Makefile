@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: GPL-2.0
+# lclk: module, BPF probes, lclkctl, tests. "make help" lists the targets.
+
+KVER	?= $(shell scripts/test-kernel 2>/dev/null)
+KDIR	?= /lib/modules/$(KVER)/build
+BUILD	:= build
+V	?= 0
+
+CC	:= gcc
+CLANG	:= clang
+BPFTOOL	:= bpftool
+CFLAGS	?= -O2 -g
+CFLAGS	+= -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
+	   -Iinclude -Itools -I$(BUILD)/bpf -I$(BUILD)/kselftest
+LDLIBS	:= -l:libbpf.a -lelf -lz -lpthread -lm
+
+# Userspace: every tools/*.c but the entry point goes into a library that
+# lclkctl and the host unit tests link.
+TOOL_SRCS	:= $(filter-out tools/lclkctl.c,$(wildcard tools/*.c))
+TOOL_OBJS	:= $(TOOL_SRCS:%.c=$(BUILD)/%.o)
+TOOL_LIB	:= $(BUILD)/tools/liblclk.a
+LCLKCTL		:= $(BUILD)/lclkctl
+
+BPF_SRCS	:= $(wildcard bpf/*.bpf.c)
+BPF_OBJS	:= $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
+BPF_SKELS	:= $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h)
+VMLINUX_H	:= $(BUILD)/bpf/vmlinux.h
+HOST_BTF	:= /sys/kernel/btf/vmlinux
+
+# Tests: each tests/<suite>/<name>.c is one binary build/tests/<suite>/<name>.
+HOST_TESTS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/host/*.c))
+GUEST_TESTS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/guest/*.c))
+BENCHES		:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/bench/*.c))
+FUZZERS		:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/fuzz/*.c))
+
+KSFT_H		:= $(BUILD)/kselftest/kselftest_harness.h
+CHECKPATCH	:= $(BUILD)/kernel-src/scripts/checkpatch.pl
+LINUX_SRC_TAR	:= $(firstword $(wildcard /usr/src/linux-source-*.tar.xz))
+
+ifeq ($(V),0)
+Q := @
+endif
+
+.PHONY: all deps module bpf tools tests lint check demo bench clean help
+
+all: module tools tests
+
+help:
+	@echo "make            build module (KDIR=$(KDIR)), BPF objects, lclkctl, tests"
+	@echo "make deps       install missing Debian packages (root)"
+	@echo "make lint       checkpatch --strict and sparse; fails on any finding"
+	@echo "make check      deps, build, lint, every suite; last line 'N passed, N failed'"
+	@echo "make demo       boot the VM test bed and show lclk working"
+	@echo "make bench      run tests/bench, one 'BENCH name value' line per figure"
+	@echo "make install    install on this host (KDIR=/lib/modules/\$$(uname -r)/build)"
+
+deps:
+	$(Q)scripts/deps.sh
+
+# ---- module ---------------------------------------------------------------
+module:
+	$(Q)test -d "$(KDIR)" || { echo "no kernel build dir $(KDIR): make deps, or set KDIR" >&2; exit 1; }
+	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+# ---- BPF ------------------------------------------------------------------
+bpf: $(BPF_SKELS)
+
+$(VMLINUX_H):
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file $(HOST_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h) include/uapi/linux/lclk.h
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+		-I$(BUILD)/bpf -Ibpf -Iinclude -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# ---- tools ----------------------------------------------------------------
+tools: $(LCLKCTL)
+
+$(BUILD)/tools/%.o: tools/%.c $(wildcard tools/*.h include/*.h include/uapi/linux/*.h) | $(BPF_SKELS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(TOOL_LIB): $(TOOL_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LCLKCTL): $(BUILD)/tools/lclkctl.o $(TOOL_LIB)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# ---- tests ----------------------------------------------------------------
+tests: $(HOST_TESTS) $(GUEST_TESTS) $(BENCHES)
+
+$(KSFT_H): $(LINUX_SRC_TAR)
+	$(Q)test -n "$(LINUX_SRC_TAR)" || { echo "linux-source is not installed (make deps)" >&2; exit 1; }
+	$(Q)rm -rf $(BUILD)/kernel-src && mkdir -p $(BUILD)/kernel-src $(@D)
+	$(Q)tar -xJf $(LINUX_SRC_TAR) -C $(BUILD)/kernel-src --strip-components=1 --wildcards \
+		'*/tools/testing/selftests/kselftest_harness.h' \
+		'*/tools/testing/selftests/kselftest.h' \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch'
+	$(Q)cp $(BUILD)/kernel-src/tools/testing/selftests/kselftest*.h $(@D)/
+$(CHECKPATCH): $(KSFT_H)
+
+$(BUILD)/tests/host/%: tests/host/%.c $(TOOL_LIB) $(wildcard tests/host/*.h)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/host $< $(TOOL_LIB) -o $@ $(LDLIBS)
+
+$(BUILD)/tests/guest/%: tests/guest/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/guest/*.h include/*.h)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter -Itests/guest $< $(TOOL_LIB) -o $@ $(LDLIBS)
+
+$(BUILD)/tests/bench/%: tests/bench/%.c $(TOOL_LIB) $(wildcard include/*.h)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(TOOL_LIB) -o $@ $(LDLIBS)
+
+# libFuzzer targets: each tests/fuzz/X.c defines LLVMFuzzerTestOneInput.
+FUZZ_SRCS	:= $(filter-out tools/lclkctl.c,$(wildcard tools/*.c))
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard tools/*.h include/*.h) | $(BPF_SKELS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Itools \
+		-I$(BUILD)/bpf $< $(FUZZ_SRCS) -o $@ $(LDLIBS)
+
+fuzzers: $(FUZZERS)
+
+# ---- lint -----------------------------------------------------------------
+KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h)
+lint: $(CHECKPATCH)
+	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
+		-f $(KMOD_SRCS) include/uapi/linux/lclk.h include/lclk_model.h
+	$(Q)test -d "$(KDIR)" || { echo "no kernel build dir $(KDIR)" >&2; exit 1; }
+	$(Q)$(MAKE) -s -C $(KDIR) M=$(CURDIR) C=2 CHECK="sparse -Wsparse-error" modules 2>&1 | tee $(BUILD)/sparse.log
+	$(Q)! grep -E 'warning|error' $(BUILD)/sparse.log
+
+# ---- suites ---------------------------------------------------------------
+check: deps
+	$(Q)$(MAKE) all fuzzers lint
+	$(Q)tests/run-suites.sh
+
+demo: deps
+	$(Q)$(MAKE) all
+	$(Q)tests/vm/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) all
+	$(Q)tests/bench/run.sh
+
+clean:
+	$(Q)rm -rf $(BUILD)
+	$(Q)test ! -d "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(CURDIR) clean

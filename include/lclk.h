@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Header-only userspace reader for /dev/lclkN.
+ *
+ *	struct lclk_clock c;
+ *	struct lclk_now now;
+ *
+ *	if (lclk_open(&c, "/dev/lclk0") == 0 && lclk_now(&c, &now) == 0)
+ *		printf("%lld +- %lld\n", now.time_ns, now.bound_ns);
+ *
+ * lclk_now() reads the model from the read-only mmap page under its
+ * seqcount and CLOCK_MONOTONIC through the vDSO: no system call. When the
+ * model has per-CPU offsets it also reads the CPU number (rseq-backed
+ * sched_getcpu()) before and after the clock, and retries on migration, so
+ * the offset applied is the one of the CPU the clock was read on.
+ */
+#ifndef _LCLK_H
+#define _LCLK_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lclk_model.h"
+
+struct lclk_clock {
+	int fd;
+	const struct lclk_page *page;
+	size_t size;
+};
+
+struct lclk_now {
+	__s64 time_ns;		/* logical time */
+	__s64 bound_ns;		/* error bound, LCLK_BOUND_UNKNOWN if unsynced */
+	__s64 base_ns;		/* CLOCK_MONOTONIC it was computed for */
+	__u32 status;		/* LCLK_STATUS_* */
+	__s32 cpu;		/* CPU whose offset was applied, -1 if none */
+};
+
+#define LCLK_LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+static inline void lclk_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static inline __u32 lclk_read_begin(const struct lclk_page *p)
+{
+	__u32 seq;
+
+	while ((seq = __atomic_load_n(&p->seq, __ATOMIC_ACQUIRE)) & 1)
+		lclk_cpu_relax();
+	return seq;
+}
+
+static inline int lclk_read_retry(const struct lclk_page *p, __u32 seq)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return LCLK_LOAD(p->seq) != seq;
+}
+
+static inline __s64 lclk_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__s64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * Logical time for base time t. cpu >= 0 applies that CPU's offset (the
+ * caller read t on it); cpu < 0 applies none and, with want_cpu, reads the
+ * clock itself, pinning the reading to the CPU it ran on.
+ */
+static inline void lclk_eval(const struct lclk_page *p, __s64 t, __s32 cpu,
+			     struct lclk_now *out)
+{
+	__u32 status = LCLK_LOAD(p->status);
+	__s64 last = LCLK_LOAD(p->last_update_ns);
+
+	out->base_ns = t;
+	out->cpu = cpu;
+	out->time_ns = lclk_logical(t, LCLK_LOAD(p->t0_ns),
+				    LCLK_LOAD(p->offset_ns),
+				    LCLK_LOAD(p->rate_mult));
+	if (cpu >= 0 && (__u32)cpu < LCLK_LOAD(p->ncpus))
+		out->time_ns += LCLK_LOAD(p->cpu_offset_ns[cpu]);
+	out->bound_ns = lclk_bound(t, status, LCLK_LOAD(p->bound0_ns), last,
+				   LCLK_LOAD(p->drift_mult));
+	out->status = lclk_status(t, status, last, LCLK_LOAD(p->holdover_ns));
+}
+
+/* Logical time now, on the calling CPU. Returns 0. */
+static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
+{
+	const struct lclk_page *p = c->page;
+	__u32 seq;
+
+	do {
+		__s32 cpu = -1;
+		__s64 t;
+
+		seq = lclk_read_begin(p);
+		if (LCLK_LOAD(p->flags) & LCLK_PAGE_CPU_OFFSETS) {
+			__s32 after;
+
+			cpu = sched_getcpu();
+			t = lclk_monotonic_ns();
+			after = sched_getcpu();
+			if (cpu != after)
+				continue;
+		} else {
+			t = lclk_monotonic_ns();
+		}
+		lclk_eval(p, t, cpu, out);
+	} while (lclk_read_retry(p, seq));
+	return 0;
+}
+
+/*
+ * Convert a CLOCK_MONOTONIC timestamp taken elsewhere (BPF, a kernel
+ * timestamp) with the current model. cpu < 0: no per-CPU offset.
+ */
+static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
+				  __s32 cpu, struct lclk_now *out)
+{
+	__u32 seq;
+
+	do {
+		seq = lclk_read_begin(c->page);
+		lclk_eval(c->page, base_ns, cpu, out);
+	} while (lclk_read_retry(c->page, seq));
+}
+
+/* Open and map an instance. Returns 0 or -errno. */
+static inline int lclk_open(struct lclk_clock *c, const char *path)
+{
+	struct lclk_info info;
+	void *map;
+	int err;
+
+	c->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0)
+		return -errno;
+	if (ioctl(c->fd, LCLK_IOC_INFO, &info) < 0)
+		goto fail;
+	if (info.abi_version != LCLK_ABI_VERSION) {
+		errno = EPROTO;
+		goto fail;
+	}
+	map = mmap(NULL, info.mmap_size, PROT_READ, MAP_SHARED, c->fd, 0);
+	if (map == MAP_FAILED)
+		goto fail;
+	c->page = map;
+	c->size = info.mmap_size;
+	return 0;
+fail:
+	err = -errno;
+	close(c->fd);
+	c->fd = -1;
+	return err;
+}
+
+static inline void lclk_close(struct lclk_clock *c)
+{
+	if (c->page)
+		munmap((void *)c->page, c->size);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->page = NULL;
+	c->fd = -1;
+}
+
+#endif /* _LCLK_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Evaluation of the lclk clock model, shared by the kernel module, the
+ * userspace reader, the tools and the tests, so that every one of them
+ * computes bit-identical logical time from the same model.
+ *
+ * Products use 128-bit intermediates: (t - t0) * rate_mult cannot overflow
+ * for any elapsed time below 2^63 ns and any |rate| <= LCLK_MAX_RATE_PPT.
+ * Needs a 64-bit architecture with __int128 (x86_64, arm64).
+ */
+#ifndef _LCLK_MODEL_H
+#define _LCLK_MODEL_H
+
+#ifdef __KERNEL__
+#include <linux/math64.h>
+#include <linux/types.h>
+#else
+#include <linux/types.h>
+#endif
+#include "uapi/linux/lclk.h"
+
+/* 10^12 = 2^12 * 5^12, so ppt * 2^40 / 10^12 = ppt * 2^28 / 5^12. */
+#define LCLK_POW5_12	244140625LL
+
+/* Parts per trillion to 2^-LCLK_RATE_SHIFT ns/ns; |ppt| <= LCLK_MAX_RATE_PPT. */
+static inline __s64 lclk_ppt_to_mult(__s64 ppt)
+{
+	__s64 scaled = ppt * (1LL << (LCLK_RATE_SHIFT - 12));
+
+#ifdef __KERNEL__
+	return div_s64(scaled, LCLK_POW5_12);
+#else
+	return scaled / LCLK_POW5_12;
+#endif
+}
+
+/* ppb to 2^-LCLK_RATE_SHIFT ns/ns, for max_drift. */
+static inline __s64 lclk_ppb_to_mult(__u32 ppb)
+{
+	return lclk_ppt_to_mult((__s64)ppb * 1000);
+}
+
+/* delta * mult / 2^LCLK_RATE_SHIFT, rounded towards minus infinity. */
+static inline __s64 lclk_scale(__s64 delta, __s64 mult)
+{
+	return (__s64)(((__int128)delta * mult) >> LCLK_RATE_SHIFT);
+}
+
+/*
+ * Logical time at base time t, without the per-CPU offset. Monotonic in t
+ * because |rate_mult| < 2^LCLK_RATE_SHIFT: the rate term can lose at most
+ * 1 ns when t gains 1 ns.
+ */
+static inline __s64 lclk_logical(__s64 t, __s64 t0, __s64 offset,
+				 __s64 rate_mult)
+{
+	return t + offset + lclk_scale(t - t0, rate_mult);
+}
+
+/* Bound at base time t; unknown (S64 max) while the clock was never synced. */
+#define LCLK_BOUND_UNKNOWN	0x7fffffffffffffffLL
+
+static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
+			       __s64 last_update, __s64 drift_mult)
+{
+	__s64 age = t > last_update ? t - last_update : 0;
+
+	if (status == LCLK_STATUS_UNSYNCED)
+		return LCLK_BOUND_UNKNOWN;
+	return bound0 + lclk_scale(age, drift_mult);
+}
+
+/* Status as of base time t, from the stored status (UNSYNCED or SYNCED). */
+static inline __u32 lclk_status(__s64 t, __u32 status, __s64 last_update,
+				__s64 holdover)
+{
+	if (status == LCLK_STATUS_SYNCED && t - last_update > holdover)
+		return LCLK_STATUS_HOLDOVER;
+	return status;
+}
+
+#endif /* _LCLK_MODEL_H */

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * lclk: a logical clock device.
+ *
+ * The logical clock of an instance is
+ *
+ *   logical(t, cpu) = t + offset + (t - t0) * rate + cpu_offset[cpu]
+ *
+ * where t is CLOCK_MONOTONIC in nanoseconds (ktime_get_ns() in the kernel,
+ * bpf_ktime_get_ns() in BPF, clock_gettime(CLOCK_MONOTONIC) in userspace),
+ * so a timestamp taken by any of the three converts to logical time. The
+ * logical timescale is UTC unless the agent that steers the clock says
+ * otherwise (see LCLK_MODEL_TAI).
+ *
+ * The error bound is
+ *
+ *   bound(t) = bound0 + (t - last_update) * max_drift
+ *
+ * and the reference time lies within [logical - bound, logical + bound] for
+ * as long as the reference that was measured is honest.
+ *
+ * Every structure carries reserved fields that must be zero on input and are
+ * zeroed on output, so the ABI can grow without new ioctl numbers.
+ * All times are signed 64-bit nanoseconds; all rates are parts per trillion.
+ */
+#ifndef _UAPI_LINUX_LCLK_H
+#define _UAPI_LINUX_LCLK_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define LCLK_ABI_VERSION	1
+
+/* Sync status, as stored in the model and as seen by readers. */
+#define LCLK_STATUS_UNSYNCED	0	/* never synchronised */
+#define LCLK_STATUS_SYNCED	1	/* last update is younger than holdover */
+#define LCLK_STATUS_HOLDOVER	2	/* last update is older than holdover */
+
+/*
+ * Fixed-point rate: rate_mult = rate_ppt * 2^LCLK_RATE_SHIFT / 10^12, so
+ * (t - t0) * rate_mult >> LCLK_RATE_SHIFT is the rate correction in ns.
+ * 2^-40 is 0.9 ppt: finer than the 1 ppt the ABI accepts.
+ */
+#define LCLK_RATE_SHIFT		40
+
+/* Hard limits, whatever the module parameters say. */
+#define LCLK_MAX_RATE_PPT	1000000000LL	/* 1000 ppm */
+#define LCLK_MAX_OFFSET_NS	(1LL << 62)	/* |offset| */
+#define LCLK_MAX_BOUND_NS	(1LL << 52)	/* ~52 days */
+#define LCLK_MAX_CPU_OFFSET_NS	1000000LL	/* |cpu_offset| <= 1 ms */
+#define LCLK_MAX_DRIFT_PPB	1000000U	/* 1000 ppm */
+
+/* struct lclk_info.caps */
+#define LCLK_CAP_MMAP		(1U << 0)	/* read-only mmap page */
+#define LCLK_CAP_PHC		(1U << 1)	/* registered as a PTP clock */
+#define LCLK_CAP_CPU_OFFSET	(1U << 2)	/* per-CPU offsets */
+
+struct lclk_info {
+	__u32 abi_version;	/* LCLK_ABI_VERSION */
+	__u32 caps;		/* LCLK_CAP_* */
+	__u32 index;		/* N of /dev/lclkN */
+	__u32 ncpus;		/* entries in the per-CPU offset table */
+	__s32 phc_index;	/* N of /dev/ptpN, -1 if none */
+	__u32 mmap_size;	/* bytes to map at offset 0 */
+	__s64 max_rate_ppt;	/* |rate| limit of this instance */
+	__u32 max_drift_ppb;	/* default bound growth */
+	__u32 rsv[9];
+};
+
+/* struct lclk_model.flags */
+#define LCLK_MODEL_TAI		(1U << 0)	/* logical timescale is TAI */
+
+struct lclk_model {
+	__s64 t0_ns;		/* base time the offset is anchored at */
+	__s64 offset_ns;	/* logical - base at t0 */
+	__s64 rate_ppt;		/* logical runs faster by rate_ppt / 1e12 */
+	__s64 bound0_ns;	/* error bound at last_update */
+	__s64 last_update_ns;	/* base time of the last sync, 0 if never */
+	__s64 holdover_ns;	/* SYNCED turns HOLDOVER this long after it */
+	__u32 max_drift_ppb;	/* bound growth rate */
+	__u32 status;		/* LCLK_STATUS_*, as of now */
+	__u32 flags;		/* LCLK_MODEL_* */
+	__u32 rsv[7];
+};
+
+/* struct lclk_set_model.modes: which fields to take. */
+#define LCLK_SET_OFFSET		(1U << 0)	/* offset_ns at t0_ns */
+#define LCLK_SET_RATE		(1U << 1)	/* rate_ppt */
+#define LCLK_SET_BOUND		(1U << 2)	/* a sync: bound0, last_update = now */
+#define LCLK_SET_HOLDOVER	(1U << 3)	/* holdover_ns */
+#define LCLK_SET_MAX_DRIFT	(1U << 4)	/* max_drift_ppb */
+#define LCLK_SET_FLAGS		(1U << 5)	/* model_flags */
+#define LCLK_SET_UNSYNC		(1U << 6)	/* back to UNSYNCED */
+#define LCLK_SET_ALL_MODES	0x7fU
+
+/* flags of set-model, step and cpu-offset: */
+#define LCLK_ALLOW_BACKWARD	(1U << 0)	/* logical time may step back */
+#define LCLK_ALL_FLAGS		0x1U
+
+/*
+ * Replace parts of the model atomically. The kernel re-anchors the model at
+ * the current base time; unless LCLK_ALLOW_BACKWARD is given, a change that
+ * would make logical time at that instant smaller than before fails with
+ * ERANGE. A forward step is counted as a step, a backward one as both.
+ * t0_ns == 0 means "now". Rate changes alone never step time.
+ */
+struct lclk_set_model {
+	__u32 modes;		/* LCLK_SET_* */
+	__u32 flags;		/* LCLK_ALLOW_BACKWARD */
+	__s64 t0_ns;		/* with LCLK_SET_OFFSET; 0 = now */
+	__s64 offset_ns;	/* with LCLK_SET_OFFSET */
+	__s64 rate_ppt;		/* with LCLK_SET_RATE */
+	__s64 bound_ns;		/* with LCLK_SET_BOUND: bound at t0_ns */
+	__s64 holdover_ns;	/* with LCLK_SET_HOLDOVER */
+	__u32 max_drift_ppb;	/* with LCLK_SET_MAX_DRIFT */
+	__u32 model_flags;	/* with LCLK_SET_FLAGS: LCLK_MODEL_* */
+	__u32 rsv[8];
+};
+
+/* Add delta_ns to the offset; delta_ns < 0 needs LCLK_ALLOW_BACKWARD. */
+struct lclk_step {
+	__s64 delta_ns;
+	__u32 flags;		/* LCLK_ALLOW_BACKWARD */
+	__u32 rsv[5];
+};
+
+/* Logical time computed in the kernel, on the CPU that ran the ioctl. */
+struct lclk_time {
+	__u32 flags;		/* in: must be zero */
+	__u32 cpu;		/* out: CPU the time was read on */
+	__s64 base_ns;		/* out: CLOCK_MONOTONIC the time is for */
+	__s64 logical_ns;	/* out: logical(base_ns, cpu) */
+	__s64 bound_ns;		/* out: bound(base_ns) */
+	__u32 status;		/* out: LCLK_STATUS_* */
+	__u32 rsv[5];
+};
+
+/* Per-CPU offset; lowering one needs LCLK_ALLOW_BACKWARD. */
+struct lclk_cpu_offset {
+	__u32 cpu;		/* in */
+	__u32 flags;		/* in: LCLK_ALLOW_BACKWARD on set, 0 on get */
+	__s64 offset_ns;	/* in on set, out on get */
+	__u32 rsv[4];
+};
+
+struct lclk_stats {
+	__u64 updates;		/* successful model or cpu-offset changes */
+	__u64 steps;		/* updates that stepped logical time */
+	__u64 backward_steps;	/* ... of them backwards */
+	__u64 rejected;		/* change requests refused (any errno) */
+	__u64 phc_adjustments;	/* changes made through the PTP clock */
+	__u64 rsv[3];
+};
+
+#define LCLK_IOC_MAGIC		0xEC
+
+#define LCLK_IOC_INFO		_IOR(LCLK_IOC_MAGIC, 0x01, struct lclk_info)
+#define LCLK_IOC_GET_TIME	_IOWR(LCLK_IOC_MAGIC, 0x02, struct lclk_time)
+#define LCLK_IOC_GET_MODEL	_IOR(LCLK_IOC_MAGIC, 0x03, struct lclk_model)
+#define LCLK_IOC_SET_MODEL	_IOW(LCLK_IOC_MAGIC, 0x04, struct lclk_set_model)
+#define LCLK_IOC_STEP		_IOW(LCLK_IOC_MAGIC, 0x05, struct lclk_step)
+#define LCLK_IOC_GET_CPU_OFFSET	_IOWR(LCLK_IOC_MAGIC, 0x06, struct lclk_cpu_offset)
+#define LCLK_IOC_SET_CPU_OFFSET	_IOW(LCLK_IOC_MAGIC, 0x07, struct lclk_cpu_offset)
+#define LCLK_IOC_GET_STATS	_IOR(LCLK_IOC_MAGIC, 0x08, struct lclk_stats)
+
+/*
+ * The read-only mapping at offset 0 (lclk_info.mmap_size bytes, whole
+ * pages). A writer makes seq odd, changes the fields, then makes it even;
+ * a reader retries while seq is odd or changed (as the vDSO data page).
+ */
+#define LCLK_PAGE_MAGIC		0x6c636c6bU	/* "lclk" */
+
+/* struct lclk_page.flags */
+#define LCLK_PAGE_CPU_OFFSETS	(1U << 0)	/* some cpu_offset_ns is non-zero */
+
+struct lclk_page {
+	__u32 seq;
+	__u32 magic;		/* LCLK_PAGE_MAGIC */
+	__u32 abi_version;	/* LCLK_ABI_VERSION */
+	__u32 ncpus;		/* entries in cpu_offset_ns[] */
+	__u32 flags;		/* LCLK_PAGE_* */
+	__u32 status;		/* stored status: UNSYNCED or SYNCED */
+	__u32 model_flags;	/* LCLK_MODEL_* */
+	__u32 max_drift_ppb;
+	__s64 t0_ns;
+	__s64 offset_ns;
+	__s64 rate_ppt;
+	__s64 rate_mult;	/* rate_ppt in 2^-LCLK_RATE_SHIFT ns per ns */
+	__s64 drift_mult;	/* max_drift in 2^-LCLK_RATE_SHIFT ns per ns */
+	__s64 bound0_ns;
+	__s64 last_update_ns;
+	__s64 holdover_ns;
+	__u64 rsv[6];
+	__s64 cpu_offset_ns[];	/* indexed by CPU number */
+};
+
+#endif /* _UAPI_LINUX_LCLK_H */

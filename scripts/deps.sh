@@ -1,0 +1,37 @@
+#!/bin/sh
+# Install, from Debian's packages only, what building and testing lclk needs.
+# Idempotent: asks apt only for packages that are missing.
+set -eu
+
+PKGS="make gcc libc6-dev pkg-config git
+linux-image-amd64 linux-headers-amd64 linux-source
+clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+qemu-system-x86 busybox-static cpio kmod sparse
+chrony linuxptp openmpi-bin libopenmpi-dev bpftrace iproute2
+python3 protobuf-compiler"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed ||
+		missing="$missing $p"
+done
+
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: missing packages:$missing (run as root to install)" >&2
+		exit 1
+	fi
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# chrony's package starts chronyd, which would discipline this machine's
+# clock; keep it stopped: tests run their own chronyd with -x.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet chrony 2>/dev/null; then
+	systemctl stop chrony || true
+fi
+pkill -x chronyd 2>/dev/null || true
+exit 0
