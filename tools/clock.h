@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The clock lclkctl measures and steers: the logical clock of an lclk
+ * instance when the module is loaded, otherwise (for measuring only) the
+ * system clock, CLOCK_REALTIME, so "lclkctl query" is a skew report on any
+ * host.
+ */
+#ifndef LCLK_CLOCK_H
+#define LCLK_CLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lclk.h"
+
+struct target_clock {
+	struct lclk_clock lc;
+	bool logical;		/* false: CLOCK_REALTIME stands in */
+	const char *path;
+};
+
+/*
+ * Open the instance at path. With need_device false a missing device
+ * falls back to CLOCK_REALTIME; any other error is returned (-errno).
+ */
+int target_open(struct target_clock *tc, const char *path, bool need_device);
+void target_close(struct target_clock *tc);
+
+/* Target time now, with the CLOCK_MONOTONIC it belongs to. */
+void target_now(const struct target_clock *tc, struct lclk_now *out);
+
+/* Target time at a CLOCK_MONOTONIC timestamp taken earlier. */
+int64_t target_from_base(const struct target_clock *tc, int64_t base_ns);
+
+/* Name for messages: the device path, or "system clock". */
+const char *target_name(const struct target_clock *tc);
+
+#endif /* LCLK_CLOCK_H */

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "source.h"
+
+/* Every backend, NULL-terminated. */
+static const struct source_ops *const backends[] = {
+	NULL
+};
+
+int source_open(struct source *src, const char *url,
+		const struct source_opts *opts, char *err, size_t errlen)
+{
+	size_t i;
+
+	memset(src, 0, sizeof(*src));
+	src->url = url;
+	src->opts = *opts;
+	for (i = 0; backends[i]; i++) {
+		const struct source_ops *ops = backends[i];
+		size_t n = strlen(ops->scheme), s = strlen(ops->sep);
+
+		if (strncmp(url, ops->scheme, n) || strncmp(url + n, ops->sep, s))
+			continue;
+		src->ops = ops;
+		return ops->open(src, url + n + s, err, errlen);
+	}
+	snprintf(err, errlen, "'%s': unknown source (ntp://HOST[:PORT], ptp://IFACE, phc:/dev/ptpN, ptp4l:PATH)",
+		 url);
+	return -EINVAL;
+}
+
+void source_close(struct source *src)
+{
+	if (src->ops && src->ops->close)
+		src->ops->close(src);
+	src->ops = NULL;
+}

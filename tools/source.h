@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Time sources behind one interface, chosen by URL scheme:
+ *   ntp://HOST[:PORT]      NTP server (ntp.c)
+ *   ptp://IFACE            IEEE 1588 slave-only ordinary clock
+ *   phc:/dev/ptpN|IFACE    PTP hardware clock
+ *   ptp4l:PATH             a running ptp4l's management socket
+ * Every backend measures the reference against the target clock and
+ * reports an offset with an error bound; query, sync and the daemon work on
+ * measurements and never know which protocol produced them.
+ */
+#ifndef LCLK_SOURCE_H
+#define LCLK_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clock.h"
+
+struct measurement {
+	int64_t offset_ns;	/* reference - target, at base_ns */
+	int64_t delay_ns;	/* round-trip delay (PTP: 2 x mean path delay) */
+	int64_t bound_ns;	/* |true offset - offset_ns| <= bound_ns at base_ns */
+	int64_t base_ns;	/* CLOCK_MONOTONIC the measurement is for */
+	int stratum;		/* reference's stratum (PTP: steps removed + 1) */
+	int leap;		/* leap indicator, 0..2 */
+	bool tai;		/* the reference counts TAI, not UTC */
+	char refid[32];		/* reference id or clock identity, printable */
+	unsigned int samples;	/* replies used */
+	unsigned int rejected;	/* replies rejected, each reported */
+};
+
+struct source_opts {
+	unsigned int samples;	/* per measurement (burst length) */
+	int64_t interval_ns;	/* between samples of a burst */
+	int64_t timeout_ns;	/* per sample */
+	int verbose;
+};
+
+struct source;
+
+struct source_ops {
+	const char *scheme;	/* "ntp", "ptp", "phc", "ptp4l" */
+	const char *sep;	/* what follows the scheme: "://" or ":" */
+	/* spec is the URL after scheme and separator. */
+	int (*open)(struct source *src, const char *spec, char *err, size_t errlen);
+	/*
+	 * One measurement (a burst, filtered). Returns 0, or -errno with a
+	 * reason in err; rejected replies are counted and explained on stderr
+	 * at verbosity >= 1 but never used.
+	 */
+	int (*measure)(struct source *src, const struct target_clock *tc,
+		       struct measurement *m, char *err, size_t errlen);
+	void (*close)(struct source *src);
+};
+
+struct source {
+	const struct source_ops *ops;
+	const char *url;	/* as given */
+	struct source_opts opts;
+	void *priv;		/* the backend's state */
+};
+
+/* Parse url, pick the backend and open it. Returns 0 or -errno (err says). */
+int source_open(struct source *src, const char *url,
+		const struct source_opts *opts, char *err, size_t errlen);
+void source_close(struct source *src);
+
+#endif /* LCLK_SOURCE_H */
