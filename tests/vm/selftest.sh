@@ -1,0 +1,42 @@
+#!/bin/bash
+# Self-test of the test bed: a module whose init oopses, a guest test that
+# fails and a guest that hangs must each make the VM suite - the one
+# "make check" runs - exit non-zero. TAP.
+set -u
+cd "$(dirname "$0")/../.."
+kdir=/lib/modules/$(scripts/test-kernel)/build
+echo "1..4"
+
+n=0
+# expect_failure DESCRIPTION PATTERN ENV... : the vm suite must fail under
+# ENV, for the reason PATTERN matches in its output.
+expect_failure() {
+	local what=$1 why=$2 out rc
+	shift 2
+	n=$((n + 1))
+	out=$(env LCLK_LOG_DIR=build/test-logs/selftest "$@" tests/run-suites.sh vm 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -qE '[1-9][0-9]* failed' &&
+	   printf '%s\n' "$out" | grep -qE "$why"; then
+		echo "ok $n - $what fails the run (exit $rc: $(printf '%s\n' "$out" | grep -m1 -E "$why"))"
+	else
+		printf '%s\n' "$out" | sed 's/^/# /'
+		echo "not ok $n - $what did not fail the run (exit $rc)"
+	fi
+}
+
+n=$((n + 1))
+if make -s -C "$kdir" M="$PWD/tests/vm/selftest/oops" modules >/dev/null 2>&1; then
+	echo "ok $n - built the oopsing module"
+else
+	echo "not ok $n - could not build the oopsing module"
+fi
+expect_failure "a module whose init oopses" 'Oops' \
+	LCLK_MODULE=tests/vm/selftest/oops/lclk_oops.ko LCLK_MODULE_ARGS= LCLK_GUEST_TESTS=/bin/true
+expect_failure "a failing guest test" '^not ok 2 - this one fails on purpose' \
+	LCLK_MODULE=none LCLK_GUEST_TESTS=tests/vm/selftest/fail.sh
+expect_failure "a hung guest" 'timed out' \
+	LCLK_MODULE=none LCLK_GUEST_TESTS=tests/vm/selftest/hang.sh \
+	LCLK_TEST_TIMEOUT=600 LCLK_VM_TIMEOUT=30
+make -s -C "$kdir" M="$PWD/tests/vm/selftest/oops" clean >/dev/null 2>&1
+exit 0
