@@ -125,7 +125,7 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard tools/*.h include/
 fuzzers: $(FUZZERS)
 
 # ---- lint -----------------------------------------------------------------
-KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h)
+KMOD_SRCS := $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h))
 lint: $(CHECKPATCH)
 	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lclk: the clock model of one instance, the page that publishes it and
+ * the kernel's own reader of that page.
+ *
+ * The page is the only copy readers see, userspace and kernel alike, and
+ * is written under the protocol that include/lclk.h expects: seq is made
+ * odd, the fields change, seq is made even again. Writers are serialised
+ * by lclk_dev.lock, a raw spinlock held with interrupts off, so that no
+ * writer can be preempted or interrupted while seq is odd and readers are
+ * spinning on it.
+ *
+ * Every change re-anchors the model at "now", a CLOCK_MONOTONIC reading
+ * taken after seq has gone odd: t0 becomes now and offset becomes
+ * logical(now) - now. Every reading a reader completed under the old model
+ * was therefore taken before now and is at most logical(now), and every
+ * reading under the new model is at least logical(now) unless the change
+ * steps backwards, which the caller has to allow explicitly. That is what
+ * keeps logical time monotonic per CPU across updates.
+ */
+#include <linux/errno.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+
+#include "lclk_dev.h"
+
+/* ---- the sequence count on the page -------------------------------------- */
+
+static void lclk_write_begin(struct lclk_page *p)
+{
+	WRITE_ONCE(p->seq, p->seq + 1);
+	/*
+	 * Full barrier: the odd seq must be visible before any field changes
+	 * and before the caller reads the clock for "now", so that a reader
+	 * that saw the even seq took its own clock reading before that now.
+	 */
+	smp_mb();
+}
+
+static void lclk_write_end(struct lclk_page *p)
+{
+	smp_wmb();	/* the fields before the even seq */
+	WRITE_ONCE(p->seq, p->seq + 1);
+}
+
+static u32 lclk_read_begin(const struct lclk_page *p)
+{
+	u32 seq;
+
+	while ((seq = READ_ONCE(p->seq)) & 1)
+		cpu_relax();
+	smp_rmb();	/* seq before the fields */
+	return seq;
+}
+
+static bool lclk_read_retry(const struct lclk_page *p, u32 seq)
+{
+	smp_rmb();	/* the fields before seq again */
+	return READ_ONCE(p->seq) != seq;
+}
+
+/* Copy the writer's state to the page; seq is odd. */
+static void lclk_publish(struct lclk_page *p, const struct lclk_state *s)
+{
+	WRITE_ONCE(p->status, s->status);
+	WRITE_ONCE(p->model_flags, s->model_flags);
+	WRITE_ONCE(p->max_drift_ppb, s->max_drift_ppb);
+	WRITE_ONCE(p->t0_ns, s->t0_ns);
+	WRITE_ONCE(p->offset_ns, s->offset_ns);
+	WRITE_ONCE(p->rate_ppt, s->rate_ppt);
+	WRITE_ONCE(p->rate_mult, s->rate_mult);
+	WRITE_ONCE(p->drift_mult, s->drift_mult);
+	WRITE_ONCE(p->bound0_ns, s->bound0_ns);
+	WRITE_ONCE(p->last_update_ns, s->last_update_ns);
+	WRITE_ONCE(p->holdover_ns, s->holdover_ns);
+}
+
+/* ---- setting up --------------------------------------------------------- */
+
+int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
+{
+	struct lclk_state *s = &ld->state;
+	struct lclk_page *p;
+	s64 now;
+
+	raw_spin_lock_init(&ld->lock);
+
+	/* One entry per possible CPU id; more than one page on large hosts. */
+	ld->page_size = PAGE_ALIGN(struct_size(p, cpu_offset_ns, nr_cpu_ids));
+	p = vmalloc_user(ld->page_size);	/* zeroed */
+	if (!p)
+		return -ENOMEM;
+	ld->page = p;
+
+	/*
+	 * Start where a NIC's PTP clock starts, at CLOCK_REALTIME, so that
+	 * an unsynchronised clock is at least in the right epoch. The status
+	 * says UNSYNCED and the bound is unknown until someone sets one.
+	 */
+	now = ktime_get_ns();
+	s->t0_ns = now;
+	s->offset_ns = ktime_get_real_ns() - now;
+	s->rate_ppt = 0;
+	s->rate_mult = 0;
+	s->bound0_ns = 0;
+	s->last_update_ns = 0;
+	s->holdover_ns = holdover_ns;
+	s->max_drift_ppb = drift_ppb;
+	s->drift_mult = lclk_ppb_to_mult(drift_ppb);
+	s->status = LCLK_STATUS_UNSYNCED;
+	s->model_flags = 0;
+
+	p->magic = LCLK_PAGE_MAGIC;
+	p->abi_version = LCLK_ABI_VERSION;
+	p->ncpus = nr_cpu_ids;
+	lclk_publish(p, s);
+	return 0;
+}
+
+void lclk_clock_free(struct lclk_dev *ld)
+{
+	vfree(ld->page);
+	ld->page = NULL;
+}
+
+/* ---- changing the model ------------------------------------------------- */
+
+static bool lclk_offset_ok(s64 offset)
+{
+	return offset >= -LCLK_MAX_OFFSET_NS && offset <= LCLK_MAX_OFFSET_NS;
+}
+
+/* The checks that do not depend on the current model or time. */
+static int lclk_check_change(const struct lclk_dev *ld,
+			     const struct lclk_change *c)
+{
+	if (c->flags & ~LCLK_ALL_FLAGS)
+		return -EINVAL;
+	/* A sync and an unsync at once contradict each other. */
+	if ((c->modes & LCLK_SET_BOUND) && (c->modes & LCLK_SET_UNSYNC))
+		return -EINVAL;
+	if ((c->modes & (LCLK_SET_OFFSET | LCLK_SET_BOUND)) && c->t0_ns < 0)
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_OFFSET) && !lclk_offset_ok(c->offset_ns))
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_RATE) &&
+	    (c->rate_ppt > ld->max_rate_ppt || c->rate_ppt < -ld->max_rate_ppt))
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_BOUND) &&
+	    (c->bound_ns < 0 || c->bound_ns > LCLK_MAX_BOUND_NS))
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_HOLDOVER) && c->holdover_ns < 0)
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_MAX_DRIFT) &&
+	    c->max_drift_ppb > LCLK_MAX_DRIFT_PPB)
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_FLAGS) && (c->model_flags & ~LCLK_MODEL_TAI))
+		return -EINVAL;
+	if ((c->modes & LCLK_CHANGE_STEP) && !lclk_offset_ok(c->step_ns))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Build the new state from the old one and the change, re-anchored at now.
+ * Returns 0 or -EOVERFLOW if the result leaves the ranges the ABI promises.
+ */
+static int lclk_build(const struct lclk_state *old,
+		      const struct lclk_change *c, s64 now,
+		      struct lclk_state *s)
+{
+	*s = *old;
+
+	/* Same line, new anchor: logical(now) does not change. */
+	s->t0_ns = now;
+	s->offset_ns = old->offset_ns +
+		       lclk_scale(now - old->t0_ns, old->rate_mult);
+
+	if (c->modes & LCLK_SET_RATE) {
+		s->rate_ppt = c->rate_ppt;
+		s->rate_mult = lclk_ppt_to_mult(c->rate_ppt);
+	}
+	if (c->modes & LCLK_SET_OFFSET) {
+		s64 t0 = c->t0_ns ? c->t0_ns : now;
+
+		/* offset_ns held at t0, and the (new) rate ran since. */
+		s->offset_ns = c->offset_ns +
+			       lclk_scale(now - t0, s->rate_mult);
+	}
+	if ((c->modes & LCLK_CHANGE_STEP) &&
+	    check_add_overflow(s->offset_ns, c->step_ns, &s->offset_ns))
+		return -EOVERFLOW;
+	if (c->modes & LCLK_CHANGE_TIME)
+		s->offset_ns = c->time_ns - now;
+	if (!lclk_offset_ok(s->offset_ns))
+		return -EOVERFLOW;
+
+	if (c->modes & LCLK_SET_MAX_DRIFT) {
+		s->max_drift_ppb = c->max_drift_ppb;
+		s->drift_mult = lclk_ppb_to_mult(c->max_drift_ppb);
+	}
+	if (c->modes & LCLK_SET_HOLDOVER)
+		s->holdover_ns = c->holdover_ns;
+	if (c->modes & LCLK_SET_FLAGS)
+		s->model_flags = c->model_flags;
+	if (c->modes & LCLK_SET_BOUND) {
+		s64 t0 = c->t0_ns ? c->t0_ns : now;
+		s64 bound = c->bound_ns;
+
+		/* The bound was measured at t0; it has grown since. */
+		if (now > t0)
+			bound += lclk_scale(now - t0, s->drift_mult);
+		if (bound > LCLK_MAX_BOUND_NS)
+			return -EOVERFLOW;
+		s->bound0_ns = bound;
+		s->last_update_ns = now;
+		s->status = LCLK_STATUS_SYNCED;
+	}
+	if (c->modes & LCLK_SET_UNSYNC)
+		s->status = LCLK_STATUS_UNSYNCED;
+	return 0;
+}
+
+static void lclk_count_step(struct lclk_dev *ld, s64 before, s64 after)
+{
+	atomic64_inc(&ld->ctr.updates);
+	if (after != before)
+		atomic64_inc(&ld->ctr.steps);
+	if (after < before)
+		atomic64_inc(&ld->ctr.backward_steps);
+}
+
+/*
+ * Apply a change atomically. -EINVAL for values out of range, -ERANGE for
+ * a backward step without LCLK_ALLOW_BACKWARD, -EOVERFLOW when the result
+ * would leave the offset or bound range. The caller counts rejections.
+ */
+int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c)
+{
+	struct lclk_state next;
+	unsigned long irqflags;
+	s64 now, before, after;
+	int err;
+
+	err = lclk_check_change(ld, c);
+	if (err)
+		return err;
+
+	raw_spin_lock_irqsave(&ld->lock, irqflags);
+	lclk_write_begin(ld->page);
+	now = ktime_get_ns();
+	err = lclk_build(&ld->state, c, now, &next);
+	before = lclk_logical(now, ld->state.t0_ns, ld->state.offset_ns,
+			      ld->state.rate_mult);
+	after = now + next.offset_ns;	/* next.t0_ns == now */
+	if (!err && after < before && !(c->flags & LCLK_ALLOW_BACKWARD))
+		err = -ERANGE;
+	if (!err) {
+		ld->state = next;
+		lclk_publish(ld->page, &next);
+	}
+	/* On failure the page is unchanged; readers merely retry once. */
+	lclk_write_end(ld->page);
+	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
+
+	if (!err)
+		lclk_count_step(ld, before, after);
+	return err;
+}
+
+/*
+ * Per-CPU offsets. cpu has been checked against nr_cpu_ids and clamped
+ * with array_index_nospec() by the caller.
+ */
+int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
+			u32 flags)
+{
+	struct lclk_page *p = ld->page;
+	unsigned long irqflags;
+	s64 old;
+
+	if (flags & ~LCLK_ALL_FLAGS)
+		return -EINVAL;
+	if (offset_ns < -LCLK_MAX_CPU_OFFSET_NS ||
+	    offset_ns > LCLK_MAX_CPU_OFFSET_NS)
+		return -EINVAL;
+
+	raw_spin_lock_irqsave(&ld->lock, irqflags);
+	old = p->cpu_offset_ns[cpu];
+	if (offset_ns < old && !(flags & LCLK_ALLOW_BACKWARD)) {
+		raw_spin_unlock_irqrestore(&ld->lock, irqflags);
+		return -ERANGE;
+	}
+	if (!old && offset_ns)
+		ld->nonzero_cpu_offsets++;
+	else if (old && !offset_ns)
+		ld->nonzero_cpu_offsets--;
+
+	lclk_write_begin(p);
+	WRITE_ONCE(p->cpu_offset_ns[cpu], offset_ns);
+	/* Readers skip the CPU number and the table while all are zero. */
+	WRITE_ONCE(p->flags, ld->nonzero_cpu_offsets ?
+			     p->flags | LCLK_PAGE_CPU_OFFSETS :
+			     p->flags & ~LCLK_PAGE_CPU_OFFSETS);
+	lclk_write_end(p);
+	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
+
+	lclk_count_step(ld, old, offset_ns);
+	return 0;
+}
+
+s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu)
+{
+	/* Only the writer changes it, with one aligned 64-bit store. */
+	return READ_ONCE(ld->page->cpu_offset_ns[cpu]);
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+/*
+ * Evaluate the clock now, as userspace's lclk_now() does: the same page,
+ * the same arithmetic, so both give the same answer for the same base
+ * reading. cpu >= 0 adds that CPU's offset; the caller keeps preemption
+ * off so that cpu is the one ktime_get_ns() ran on. sts may be NULL.
+ */
+void lclk_read(struct lclk_dev *ld, int cpu, struct ptp_system_timestamp *sts,
+	       struct lclk_reading *r)
+{
+	const struct lclk_page *p = ld->page;
+	s64 t, last;
+	u32 seq, status;
+
+	do {
+		seq = lclk_read_begin(p);
+		ptp_read_system_prets(sts);
+		t = ktime_get_ns();
+		ptp_read_system_postts(sts);
+
+		status = READ_ONCE(p->status);
+		last = READ_ONCE(p->last_update_ns);
+		r->base_ns = t;
+		r->logical_ns = lclk_logical(t, READ_ONCE(p->t0_ns),
+					     READ_ONCE(p->offset_ns),
+					     READ_ONCE(p->rate_mult));
+		if (cpu >= 0)
+			r->logical_ns += READ_ONCE(p->cpu_offset_ns[cpu]);
+		r->bound_ns = lclk_bound(t, status, READ_ONCE(p->bound0_ns),
+					 last, READ_ONCE(p->drift_mult));
+		r->status = lclk_status(t, status, last,
+					READ_ONCE(p->holdover_ns));
+	} while (lclk_read_retry(p, seq));
+}
+
+/* A consistent copy of the writer's state and the base time it is for. */
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now)
+{
+	unsigned long irqflags;
+
+	raw_spin_lock_irqsave(&ld->lock, irqflags);
+	*st = ld->state;
+	*now = ktime_get_ns();
+	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lclk: what the pieces of the module share.
+ *
+ * One struct lclk_dev per /dev/lclkN. The writer's copy of the model
+ * (struct lclk_state) and the read-only page that userspace maps are both
+ * changed only under lclk_dev.lock, a raw spinlock taken with interrupts
+ * off: readers of the page spin while its sequence count is odd, so a
+ * writer must never be preempted or interrupted half way.
+ */
+#ifndef _LCLK_DEV_H
+#define _LCLK_DEV_H
+
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/ptp_clock_kernel.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include "lclk_model.h"
+
+/* The model as its writer keeps it; mirrored into struct lclk_page. */
+struct lclk_state {
+	s64 t0_ns;
+	s64 offset_ns;
+	s64 rate_ppt;
+	s64 rate_mult;
+	s64 bound0_ns;
+	s64 last_update_ns;
+	s64 holdover_ns;
+	s64 drift_mult;
+	u32 max_drift_ppb;
+	u32 status;		/* stored: UNSYNCED or SYNCED */
+	u32 model_flags;
+};
+
+struct lclk_counters {
+	atomic64_t updates;
+	atomic64_t steps;
+	atomic64_t backward_steps;
+	atomic64_t rejected;
+	atomic64_t phc_adjustments;
+};
+
+struct lclk_dev {
+	unsigned int index;
+	struct cdev cdev;
+	struct device *dev;
+
+	raw_spinlock_t lock;		/* serialises writers */
+	struct lclk_state state;	/* under lock */
+	unsigned int nonzero_cpu_offsets; /* under lock */
+
+	struct lclk_page *page;		/* vmalloc_user(), mapped read-only */
+	size_t page_size;
+
+	s64 max_rate_ppt;		/* limit on |rate| for this instance */
+	u32 default_drift_ppb;		/* module parameter at load */
+
+	struct ptp_clock_info ptp_info;
+	struct ptp_clock *ptp;		/* NULL if registration failed */
+
+	struct lclk_counters ctr;
+};
+
+/*
+ * Internal change modes, beyond the uapi LCLK_SET_* bits, for STEP and the
+ * PTP clock's settime.
+ */
+#define LCLK_CHANGE_STEP	BIT(16)	/* add step_ns to the offset */
+#define LCLK_CHANGE_TIME	BIT(17)	/* logical(now) becomes time_ns */
+
+/* One change to the model, from an ioctl or from the PTP clock. */
+struct lclk_change {
+	u32 modes;		/* LCLK_SET_* | LCLK_CHANGE_* */
+	u32 flags;		/* LCLK_ALLOW_BACKWARD */
+	s64 t0_ns;		/* 0 = now */
+	s64 offset_ns;
+	s64 rate_ppt;
+	s64 bound_ns;
+	s64 holdover_ns;
+	u32 max_drift_ppb;
+	u32 model_flags;
+	s64 step_ns;
+	s64 time_ns;
+};
+
+/* One evaluation of the clock, as GET_TIME and the PTP clock return it. */
+struct lclk_reading {
+	s64 base_ns;
+	s64 logical_ns;
+	s64 bound_ns;
+	u32 status;
+};
+
+/* lclk_clock.c: the model, its page and its evaluation */
+int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns);
+void lclk_clock_free(struct lclk_dev *ld);
+int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c);
+int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
+			u32 flags);
+s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu);
+void lclk_read(struct lclk_dev *ld, int cpu, struct ptp_system_timestamp *sts,
+	       struct lclk_reading *r);
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now);
+
+/* lclk_fops.c */
+extern const struct file_operations lclk_fops;
+struct lclk_dev *lclk_from_file(struct file *file);
+
+/* lclk_ioctl.c */
+long lclk_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* lclk_text.c */
+int lclk_text_show(struct seq_file *m, void *unused);
+
+/* lclk_ptp.c */
+void lclk_ptp_register(struct lclk_dev *ld);
+void lclk_ptp_unregister(struct lclk_dev *ld);
+int lclk_phc_index(struct lclk_dev *ld);
+
+#endif /* _LCLK_DEV_H */

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lclk: the ioctls of /dev/lclkN.
+ *
+ * Each command number encodes its structure's size, so a caller built
+ * against another layout gets -ENOTTY rather than a misread structure.
+ * Every input is checked: unknown bits in modes and flags, non-zero
+ * reserved fields and out-of-range values give -EINVAL, so that new fields
+ * can be given a meaning later without new numbers. Every output structure
+ * is zeroed before it is filled, so no padding or stale kernel memory
+ * reaches userspace. Reading needs no privilege; changing anything needs
+ * CAP_SYS_TIME, checked at the time of the call, and every refused change
+ * is counted in the stats.
+ */
+#include <linux/capability.h>
+#include <linux/cpumask.h>
+#include <linux/nospec.h>
+#include <linux/preempt.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "lclk_dev.h"
+
+#define lclk_rsv_zero(rsv)	(!memchr_inv((rsv), 0, sizeof(rsv)))
+
+static long lclk_ioc_info(struct lclk_dev *ld, struct lclk_info __user *u)
+{
+	struct lclk_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.abi_version = LCLK_ABI_VERSION;
+	info.caps = LCLK_CAP_MMAP | LCLK_CAP_CPU_OFFSET;
+	if (ld->ptp)
+		info.caps |= LCLK_CAP_PHC;
+	info.index = ld->index;
+	info.ncpus = nr_cpu_ids;
+	info.phc_index = lclk_phc_index(ld);
+	info.mmap_size = ld->page_size;
+	info.max_rate_ppt = ld->max_rate_ppt;
+	info.max_drift_ppb = ld->default_drift_ppb;
+	return copy_to_user(u, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+/*
+ * The time on the calling CPU, with preemption off so that the CPU whose
+ * offset is applied is the one the base clock was read on.
+ */
+static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
+{
+	struct lclk_reading r;
+	struct lclk_time t;
+	int cpu;
+
+	if (copy_from_user(&t, u, sizeof(t)))
+		return -EFAULT;
+	if (t.flags || !lclk_rsv_zero(t.rsv))
+		return -EINVAL;
+
+	preempt_disable();
+	cpu = smp_processor_id();
+	lclk_read(ld, cpu, NULL, &r);
+	preempt_enable();
+
+	memset(&t, 0, sizeof(t));
+	t.cpu = cpu;
+	t.base_ns = r.base_ns;
+	t.logical_ns = r.logical_ns;
+	t.bound_ns = r.bound_ns;
+	t.status = r.status;
+	return copy_to_user(u, &t, sizeof(t)) ? -EFAULT : 0;
+}
+
+static long lclk_ioc_get_model(struct lclk_dev *ld, struct lclk_model __user *u)
+{
+	struct lclk_model m;
+	struct lclk_state st;
+	s64 now;
+
+	lclk_snapshot(ld, &st, &now);
+
+	memset(&m, 0, sizeof(m));
+	m.t0_ns = st.t0_ns;
+	m.offset_ns = st.offset_ns;
+	m.rate_ppt = st.rate_ppt;
+	m.bound0_ns = st.bound0_ns;
+	m.last_update_ns = st.last_update_ns;
+	m.holdover_ns = st.holdover_ns;
+	m.max_drift_ppb = st.max_drift_ppb;
+	m.status = lclk_status(now, st.status, st.last_update_ns,
+			       st.holdover_ns);
+	m.flags = st.model_flags;
+	return copy_to_user(u, &m, sizeof(m)) ? -EFAULT : 0;
+}
+
+/* Check a CPU number from userspace and clamp it against speculation. */
+static int lclk_user_cpu(u32 cpu, unsigned int *out)
+{
+	if (cpu >= nr_cpu_ids)
+		return -EINVAL;
+	*out = array_index_nospec(cpu, nr_cpu_ids);
+	return 0;
+}
+
+static long lclk_ioc_get_cpu_offset(struct lclk_dev *ld,
+				    struct lclk_cpu_offset __user *u)
+{
+	struct lclk_cpu_offset co;
+	unsigned int cpu;
+	int err;
+
+	if (copy_from_user(&co, u, sizeof(co)))
+		return -EFAULT;
+	if (co.flags || !lclk_rsv_zero(co.rsv))
+		return -EINVAL;
+	err = lclk_user_cpu(co.cpu, &cpu);
+	if (err)
+		return err;
+
+	memset(&co, 0, sizeof(co));
+	co.cpu = cpu;
+	co.offset_ns = lclk_get_cpu_offset(ld, cpu);
+	return copy_to_user(u, &co, sizeof(co)) ? -EFAULT : 0;
+}
+
+static long lclk_ioc_get_stats(struct lclk_dev *ld, struct lclk_stats __user *u)
+{
+	struct lclk_stats s;
+
+	memset(&s, 0, sizeof(s));
+	s.updates = atomic64_read(&ld->ctr.updates);
+	s.steps = atomic64_read(&ld->ctr.steps);
+	s.backward_steps = atomic64_read(&ld->ctr.backward_steps);
+	s.rejected = atomic64_read(&ld->ctr.rejected);
+	s.phc_adjustments = atomic64_read(&ld->ctr.phc_adjustments);
+	return copy_to_user(u, &s, sizeof(s)) ? -EFAULT : 0;
+}
+
+static long lclk_ioc_set_model(struct lclk_dev *ld,
+			       const struct lclk_set_model __user *u)
+{
+	struct lclk_change c;
+	struct lclk_set_model sm;
+
+	if (copy_from_user(&sm, u, sizeof(sm)))
+		return -EFAULT;
+	if (!sm.modes || (sm.modes & ~LCLK_SET_ALL_MODES) ||
+	    !lclk_rsv_zero(sm.rsv))
+		return -EINVAL;
+
+	memset(&c, 0, sizeof(c));
+	c.modes = sm.modes;
+	c.flags = sm.flags;
+	c.t0_ns = sm.t0_ns;
+	c.offset_ns = sm.offset_ns;
+	c.rate_ppt = sm.rate_ppt;
+	c.bound_ns = sm.bound_ns;
+	c.holdover_ns = sm.holdover_ns;
+	c.max_drift_ppb = sm.max_drift_ppb;
+	c.model_flags = sm.model_flags;
+	return lclk_apply(ld, &c);
+}
+
+static long lclk_ioc_step(struct lclk_dev *ld, const struct lclk_step __user *u)
+{
+	struct lclk_change c;
+	struct lclk_step st;
+
+	if (copy_from_user(&st, u, sizeof(st)))
+		return -EFAULT;
+	if (!lclk_rsv_zero(st.rsv))
+		return -EINVAL;
+
+	memset(&c, 0, sizeof(c));
+	c.modes = LCLK_CHANGE_STEP;
+	c.flags = st.flags;
+	c.step_ns = st.delta_ns;
+	return lclk_apply(ld, &c);
+}
+
+static long lclk_ioc_set_cpu_offset(struct lclk_dev *ld,
+				    const struct lclk_cpu_offset __user *u)
+{
+	struct lclk_cpu_offset co;
+	unsigned int cpu;
+	int err;
+
+	if (copy_from_user(&co, u, sizeof(co)))
+		return -EFAULT;
+	if (!lclk_rsv_zero(co.rsv))
+		return -EINVAL;
+	err = lclk_user_cpu(co.cpu, &cpu);
+	if (err)
+		return err;
+	return lclk_set_cpu_offset(ld, cpu, co.offset_ns, co.flags);
+}
+
+static long lclk_ioc_change(struct lclk_dev *ld, unsigned int cmd,
+			    void __user *u)
+{
+	if (!capable(CAP_SYS_TIME))
+		return -EPERM;
+
+	switch (cmd) {
+	case LCLK_IOC_SET_MODEL:
+		return lclk_ioc_set_model(ld, u);
+	case LCLK_IOC_STEP:
+		return lclk_ioc_step(ld, u);
+	case LCLK_IOC_SET_CPU_OFFSET:
+		return lclk_ioc_set_cpu_offset(ld, u);
+	}
+	return -ENOTTY;
+}
+
+long lclk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct lclk_dev *ld = lclk_from_file(file);
+	void __user *u = (void __user *)arg;
+	long err;
+
+	switch (cmd) {
+	case LCLK_IOC_INFO:
+		return lclk_ioc_info(ld, u);
+	case LCLK_IOC_GET_TIME:
+		return lclk_ioc_get_time(ld, u);
+	case LCLK_IOC_GET_MODEL:
+		return lclk_ioc_get_model(ld, u);
+	case LCLK_IOC_GET_CPU_OFFSET:
+		return lclk_ioc_get_cpu_offset(ld, u);
+	case LCLK_IOC_GET_STATS:
+		return lclk_ioc_get_stats(ld, u);
+	case LCLK_IOC_SET_MODEL:
+	case LCLK_IOC_STEP:
+	case LCLK_IOC_SET_CPU_OFFSET:
+		err = lclk_ioc_change(ld, cmd, u);
+		if (err)
+			atomic64_inc(&ld->ctr.rejected);
+		return err;
+	}
+	return -ENOTTY;
+}

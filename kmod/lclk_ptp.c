@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lclk: each instance as a PTP hardware clock, so that linuxptp (phc_ctl,
+ * phc2sys) and chrony's PHC refclock can read and steer the logical clock
+ * as they would a NIC's clock.
+ *
+ * The PTP clock is the instance's logical clock without per-CPU offsets: a
+ * device clock whose reading must not depend on the CPU that happens to
+ * run the caller. settime and adjtime may step backwards (the PTP API has
+ * no way to ask first); such steps are counted like any other. Access is
+ * controlled by the PTP core: changes need /dev/ptpN open for writing.
+ */
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/ptp_clock_kernel.h>
+#include <linux/time64.h>
+
+#include "lclk_dev.h"
+
+static struct lclk_dev *lclk_of(struct ptp_clock_info *info)
+{
+	return container_of(info, struct lclk_dev, ptp_info);
+}
+
+static int lclk_ptp_change(struct lclk_dev *ld, struct lclk_change *c)
+{
+	int err;
+
+	c->flags = LCLK_ALLOW_BACKWARD;
+	err = lclk_apply(ld, c);
+	if (err)
+		atomic64_inc(&ld->ctr.rejected);
+	else
+		atomic64_inc(&ld->ctr.phc_adjustments);
+	return err;
+}
+
+static int lclk_ptp_gettimex64(struct ptp_clock_info *info,
+			       struct timespec64 *ts,
+			       struct ptp_system_timestamp *sts)
+{
+	struct lclk_reading r;
+
+	lclk_read(lclk_of(info), -1, sts, &r);
+	*ts = ns_to_timespec64(r.logical_ns);
+	return 0;
+}
+
+static int lclk_ptp_settime64(struct ptp_clock_info *info,
+			      const struct timespec64 *ts)
+{
+	struct lclk_change c = {
+		.modes = LCLK_CHANGE_TIME,
+		.time_ns = timespec64_to_ns(ts),
+	};
+
+	return lclk_ptp_change(lclk_of(info), &c);
+}
+
+static int lclk_ptp_adjtime(struct ptp_clock_info *info, s64 delta)
+{
+	struct lclk_change c = {
+		.modes = LCLK_CHANGE_STEP,
+		.step_ns = delta,
+	};
+
+	return lclk_ptp_change(lclk_of(info), &c);
+}
+
+/*
+ * scaled_ppm is ppm with a 16-bit binary fraction, so ppt = scaled_ppm *
+ * 10^6 / 2^16 = scaled_ppm * 15625 / 2^10. The PTP core has already held
+ * it to max_adj ppb; what truncation of that check lets through (less than
+ * 1 ppb) is clamped to the instance's limit.
+ */
+static int lclk_ptp_adjfine(struct ptp_clock_info *info, long scaled_ppm)
+{
+	struct lclk_dev *ld = lclk_of(info);
+	struct lclk_change c = { .modes = LCLK_SET_RATE };
+
+	c.rate_ppt = div_s64((s64)scaled_ppm * 15625, 1024);
+	c.rate_ppt = clamp(c.rate_ppt, -ld->max_rate_ppt, ld->max_rate_ppt);
+	return lclk_ptp_change(ld, &c);
+}
+
+/* No pins, alarms or PPS; the core calls this for PTP_ENABLE_PPS anyway. */
+static int lclk_ptp_enable(struct ptp_clock_info *info,
+			   struct ptp_clock_request *rq, int on)
+{
+	return -EOPNOTSUPP;
+}
+
+void lclk_ptp_register(struct lclk_dev *ld)
+{
+	struct ptp_clock_info *info = &ld->ptp_info;
+	struct ptp_clock *ptp;
+
+	info->owner = THIS_MODULE;
+	snprintf(info->name, sizeof(info->name), "lclk%u", ld->index);
+	info->max_adj = div_s64(ld->max_rate_ppt, 1000);
+	info->gettimex64 = lclk_ptp_gettimex64;
+	info->settime64 = lclk_ptp_settime64;
+	info->adjtime = lclk_ptp_adjtime;
+	info->adjfine = lclk_ptp_adjfine;
+	info->enable = lclk_ptp_enable;
+
+	ptp = ptp_clock_register(info, ld->dev);
+	if (IS_ERR_OR_NULL(ptp)) {
+		dev_notice(ld->dev, "no PTP clock (%d), /dev/lclk%u only\n",
+			   PTR_ERR_OR_ZERO(ptp), ld->index);
+		return;
+	}
+	ld->ptp = ptp;
+}
+
+void lclk_ptp_unregister(struct lclk_dev *ld)
+{
+	if (ld->ptp)
+		ptp_clock_unregister(ld->ptp);
+	ld->ptp = NULL;
+}
+
+int lclk_phc_index(struct lclk_dev *ld)
+{
+	return ld->ptp ? ptp_clock_index(ld->ptp) : -1;
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lclk: the text that read() of /dev/lclkN returns, for people and for
+ * scripts. One "key: value" pair per line, values in plain decimal (times
+ * in ns, rates in ppt or ppb as the key says), then one "cpu N offset_ns X"
+ * line per possible CPU. New keys may be added; parsers should skip keys
+ * they do not know. Everything but the statistics and the per-CPU offsets
+ * comes from one snapshot of the model and one base-clock reading.
+ */
+#include <linux/cpumask.h>
+#include <linux/math64.h>
+#include <linux/seq_file.h>
+#include <linux/time.h>
+
+#include "lclk_dev.h"
+
+static const char *lclk_status_name(u32 status)
+{
+	switch (status) {
+	case LCLK_STATUS_SYNCED:
+		return "synced";
+	case LCLK_STATUS_HOLDOVER:
+		return "holdover";
+	}
+	return "unsynced";
+}
+
+/* The logical time as a calendar date, for the people reading it. */
+static void lclk_show_date(struct seq_file *m, s64 ns, bool tai)
+{
+	s64 secs = div_s64(ns, NSEC_PER_SEC);
+	s64 rem = ns - secs * NSEC_PER_SEC;
+	struct tm tm;
+
+	if (rem < 0) {		/* round towards minus infinity */
+		secs--;
+		rem += NSEC_PER_SEC;
+	}
+	time64_to_tm(secs, 0, &tm);
+	seq_printf(m, "time: %04ld-%02d-%02dT%02d:%02d:%02d.%09lld %s\n",
+		   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		   tm.tm_min, tm.tm_sec, rem, tai ? "TAI" : "UTC");
+}
+
+int lclk_text_show(struct seq_file *m, void *unused)
+{
+	struct lclk_dev *ld = m->private;
+	struct lclk_state st;
+	s64 now, logical;
+	unsigned int cpu;
+	u32 status;
+
+	lclk_snapshot(ld, &st, &now);
+	logical = lclk_logical(now, st.t0_ns, st.offset_ns, st.rate_mult);
+	status = lclk_status(now, st.status, st.last_update_ns,
+			     st.holdover_ns);
+
+	seq_printf(m, "device: lclk%u\n", ld->index);
+	seq_printf(m, "abi_version: %d\n", LCLK_ABI_VERSION);
+	seq_printf(m, "status: %s\n", lclk_status_name(status));
+	lclk_show_date(m, logical, st.model_flags & LCLK_MODEL_TAI);
+	seq_printf(m, "logical_ns: %lld\n", logical);
+	seq_printf(m, "base_ns: %lld\n", now);
+	seq_printf(m, "bound_ns: %lld\n",
+		   lclk_bound(now, st.status, st.bound0_ns, st.last_update_ns,
+			      st.drift_mult));
+	seq_printf(m, "offset_ns: %lld\n", st.offset_ns);
+	seq_printf(m, "t0_ns: %lld\n", st.t0_ns);
+	seq_printf(m, "rate_ppt: %lld\n", st.rate_ppt);
+	seq_printf(m, "bound0_ns: %lld\n", st.bound0_ns);
+	seq_printf(m, "max_drift_ppb: %u\n", st.max_drift_ppb);
+	seq_printf(m, "last_update_ns: %lld\n", st.last_update_ns);
+	seq_printf(m, "since_update_ns: %lld\n",
+		   st.last_update_ns ? now - st.last_update_ns : -1LL);
+	seq_printf(m, "holdover_ns: %lld\n", st.holdover_ns);
+	seq_printf(m, "timescale: %s\n",
+		   st.model_flags & LCLK_MODEL_TAI ? "tai" : "utc");
+	seq_printf(m, "max_rate_ppt: %lld\n", ld->max_rate_ppt);
+	seq_printf(m, "phc_index: %d\n", lclk_phc_index(ld));
+	seq_printf(m, "updates: %lld\n", atomic64_read(&ld->ctr.updates));
+	seq_printf(m, "steps: %lld\n", atomic64_read(&ld->ctr.steps));
+	seq_printf(m, "backward_steps: %lld\n",
+		   atomic64_read(&ld->ctr.backward_steps));
+	seq_printf(m, "rejected: %lld\n", atomic64_read(&ld->ctr.rejected));
+	seq_printf(m, "phc_adjustments: %lld\n",
+		   atomic64_read(&ld->ctr.phc_adjustments));
+	seq_printf(m, "ncpus: %u\n", nr_cpu_ids);
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "cpu %u offset_ns %lld\n", cpu,
+			   lclk_get_cpu_offset(ld, cpu));
+	return 0;
+}
