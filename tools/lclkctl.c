@@ -11,6 +11,7 @@
 
 /* Listed in "lclkctl help" in this order; NULL-terminated. */
 static const struct cli_cmd *const commands[] = {
+	&cmd_trace,
 	NULL
 };
 

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared between bpf/trace.bpf.c and lclkctl trace: what the probes count
+ * and what they stream.
+ */
+#ifndef LCLK_TRACE_H
+#define LCLK_TRACE_H
+
+#define TRACE_COMM_LEN	16
+
+/*
+ * Syscall numbers below this are looked up in the probe's class table; all
+ * the traced ones are (x86_64 and arm64 number them below 460).
+ */
+#define TRACE_MAX_NR	512
+
+/*
+ * Latency histogram slots: slot 0 holds 0 and 1 ns, slot k > 0 holds
+ * (2^(k-1), 2^k] ns, so 2^k ns is the slot's inclusive upper edge (a
+ * Prometheus "le"). The last slot also takes everything longer.
+ */
+#define TRACE_SLOTS	40
+
+/* Calls longer than this many ns streamed as outliers by default. */
+#define TRACE_DEFAULT_THRESHOLD_NS	1000000ULL
+
+/* What a traced syscall is for; 0 (TRACE_SYS_NONE) is "not traced". */
+enum trace_sys {
+	TRACE_SYS_NONE,
+	TRACE_SYS_SENDTO,
+	TRACE_SYS_RECVFROM,
+	TRACE_SYS_SENDMSG,
+	TRACE_SYS_RECVMSG,
+	TRACE_SYS_SENDMMSG,
+	TRACE_SYS_RECVMMSG,
+	TRACE_SYS_READ,		/* read/write/readv/writev: sockets only */
+	TRACE_SYS_WRITE,
+	TRACE_SYS_READV,
+	TRACE_SYS_WRITEV,
+	TRACE_SYS_POLL,
+	TRACE_SYS_PPOLL,
+	TRACE_SYS_SELECT,
+	TRACE_SYS_PSELECT6,
+	TRACE_SYS_EPOLL_WAIT,
+	TRACE_SYS_EPOLL_PWAIT,
+	TRACE_SYS_EPOLL_PWAIT2,
+	TRACE_SYS_FUTEX_WAIT,	/* futex wait/lock operations only */
+	TRACE_SYS_FUTEX_WAITV,
+	TRACE_SYS_IOCTL,
+	TRACE_SYS_NR,
+};
+
+/* How the call ended, from its return value. */
+enum trace_outcome {
+	TRACE_OUT_DATA,		/* > 0: bytes, messages or ready descriptors */
+	TRACE_OUT_ZERO,		/* 0: EOF, timeout, futex woken */
+	TRACE_OUT_EAGAIN,	/* -EAGAIN: nothing there yet (busy polling) */
+	TRACE_OUT_ERROR,	/* any other -errno */
+	TRACE_OUT_NR,
+};
+
+/* The device an ioctl went to, from the file's name (see trace.bpf.c). */
+enum trace_dev {
+	TRACE_DEV_NONE,		/* not an ioctl */
+	TRACE_DEV_NVIDIA,	/* /dev/nvidia* */
+	TRACE_DEV_INFINIBAND,	/* /dev/infiniband/... */
+	TRACE_DEV_OTHER,
+	TRACE_DEV_NR,
+};
+
+struct trace_key {
+	__u32 tgid;
+	__u8 sys;		/* enum trace_sys */
+	__u8 outcome;		/* enum trace_outcome */
+	__u8 dev;		/* enum trace_dev */
+	__u8 pad;
+};
+
+/* Per CPU; userspace sums the CPUs. Calls are the sum of the slots. */
+struct trace_hist {
+	__u64 slots[TRACE_SLOTS];
+	__u64 sum_ns;
+	__u64 bytes;
+	char comm[TRACE_COMM_LEN];	/* of the thread that made the first call */
+};
+
+/* Per-CPU counters of what the probes could not record. */
+enum trace_drop {
+	TRACE_DROP_EVENTS,	/* outlier ring buffer full */
+	TRACE_DROP_STARTS,	/* too many calls in flight to time */
+	TRACE_DROP_HIST,	/* histogram map full */
+	TRACE_DROP_NR,
+};
+
+/* One outlier, as streamed through the ring buffer. */
+struct trace_outlier {
+	__u64 start_ns;		/* bpf_ktime_get_ns() at entry: CLOCK_MONOTONIC */
+	__u64 latency_ns;
+	__u64 bytes;
+	__s64 ret;
+	__u32 pid;		/* thread group */
+	__u32 tid;
+	__s32 fd;		/* -1 for calls without one */
+	__u32 cpu;		/* the CPU start_ns was read on */
+	__u8 sys;
+	__u8 outcome;
+	__u8 dev;
+	__u8 pad[5];
+	char comm[TRACE_COMM_LEN];	/* thread name */
+};
+
+#endif /* LCLK_TRACE_H */

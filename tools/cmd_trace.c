@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lclkctl trace: where collective-communication time goes. The probes in
+ * bpf/trace.bpf.c count the latency of the calls the libraries block or
+ * spin in into in-kernel histograms, which this reads every interval; calls
+ * above a threshold stream through a ring buffer and are stamped in logical
+ * time, so that traces taken on many hosts line up.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "lclk.h"
+#include "perfetto.h"
+#include "trace_probe.h"
+#include "trace_report.h"
+#include "trace_sys.h"
+
+#define NSEC_PER_MSEC	1000000LL
+/* Without --interval or --duration the loop still wakes up this often. */
+#define IDLE_POLL_MS	1000
+
+static const char usage[] =
+"Usage: lclkctl trace [--pid PID | --comm NAME | --cgroup PATH]... [OPTIONS]\n"
+"\n"
+"Time the system calls collective-communication libraries block or spin in\n"
+"(NCCL sockets, Gloo, Open MPI TCP): sendto recvfrom sendmsg recvmsg sendmmsg\n"
+"recvmmsg, read write readv writev on sockets, poll ppoll select pselect6,\n"
+"epoll_wait epoll_pwait epoll_pwait2, futex waits, futex_waitv and ioctl (by\n"
+"device: /dev/nvidia*, /dev/infiniband/*, other). Per process, call and\n"
+"outcome (data, zero, eagain, error): log2 latency histograms kept in the\n"
+"kernel, calls, blocked time, EAGAIN share and bytes moved. Calls slower\n"
+"than the threshold are outliers, stamped in logical time: CLOCK_MONOTONIC\n"
+"through the model of the lclk device (-d), or plain CLOCK_MONOTONIC, with a\n"
+"warning, when there is no device.\n"
+"\n"
+"Filters (combined: a process must pass all; none: every process):\n"
+"      --pid PID         all threads of process PID\n"
+"      --comm NAME       processes whose command name is NAME (15 chars max)\n"
+"      --cgroup PATH     processes in cgroup v2 directory PATH or below it\n"
+"Options:\n"
+"      --interval DUR    print (and write --prom-out) every DUR; default: once\n"
+"                        at the end\n"
+"      --duration DUR    stop after DUR; default: at SIGINT or SIGTERM\n"
+"      --threshold DUR   outliers are calls of at least DUR (default 1ms)\n"
+"      --trace-out FILE  write outliers as a Perfetto trace (protobuf), one\n"
+"                        track per thread; files of several hosts can be\n"
+"                        concatenated and opened together\n"
+"      --prom-out FILE   node_exporter textfile: histograms, bytes, outliers\n"
+"                        and losses since the start, replaced atomically\n"
+"      --json            one JSON object per report (and per outlier with -v)\n"
+"  -v, --verbose         print every outlier; -vv adds libbpf's messages\n"
+"  -d, --device DEV      lclk instance giving logical time (/dev/lclk0)\n"
+"\n"
+"Needs Linux 5.8 or later with BTF (/sys/kernel/btf/vmlinux): the probes\n"
+"attach with tp_btf (5.5+) or raw_tp and stream through a BPF ring buffer\n"
+"(5.8+); and CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN.\n"
+"Exit status: 0 ok, 1 failure (no BTF, old kernel, load error, output\n"
+"error), 2 bad command line (also: unknown pid, missing cgroup), 3 missing\n"
+"capabilities.\n"
+"\n"
+"Examples:\n"
+"  lclkctl trace --comm python3 --interval 10s\n"
+"  lclkctl trace --pid 4242 --threshold 200us --trace-out rank0.pftrace\n"
+"  lclkctl trace --cgroup /sys/fs/cgroup/job17 --interval 15s \\\n"
+"          --prom-out /var/lib/node_exporter/textfile/lclk_trace.prom\n"
+"  cat host*.pftrace > all.pftrace    # then open it in ui.perfetto.dev\n";
+
+struct trace_run {
+	const struct cli_global *g;
+	struct lclk_clock clock;
+	bool logical;
+	struct perfetto *pf;
+	const char *trace_out;
+	struct json json;
+	uint64_t outliers, period_outliers;
+	int out_err;		/* first --trace-out error, -errno */
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* The trace clock at a CLOCK_MONOTONIC time read on cpu (< 0: unknown). */
+static int64_t trace_time(const struct trace_run *r, int64_t base_ns, int cpu)
+{
+	struct lclk_now n;
+
+	if (!r->logical)
+		return base_ns;
+	lclk_from_base(&r->clock, base_ns, cpu, &n);
+	return n.time_ns;
+}
+
+static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
+			  int64_t start, int64_t end)
+{
+	struct json *j = &r->json;
+
+	if (!r->g->json) {
+		printf("OUTLIER %lld.%09lld %u/%u %-16s %s%s%s %s fd=%d bytes=%llu ret=%lld %.3f ms\n",
+		       (long long)(start / 1000000000), (long long)(start % 1000000000),
+		       e->pid, e->tid, e->comm, trace_sys_name(e->sys),
+		       e->dev ? ":" : "", trace_dev_name(e->dev),
+		       trace_outcome_name(e->outcome), e->fd,
+		       (unsigned long long)e->bytes, (long long)e->ret,
+		       e->latency_ns / 1e6);
+		return;
+	}
+	json_obj_begin(j, NULL);
+	json_str(j, "type", "outlier");
+	json_int(j, "start_ns", start);
+	json_int(j, "end_ns", end);
+	json_uint(j, "latency_ns", e->latency_ns);
+	json_uint(j, "pid", e->pid);
+	json_uint(j, "tid", e->tid);
+	json_str(j, "comm", e->comm);
+	json_str(j, "syscall", trace_sys_name(e->sys));
+	json_str(j, "outcome", trace_outcome_name(e->outcome));
+	if (e->dev)
+		json_str(j, "device", trace_dev_name(e->dev));
+	json_int(j, "fd", e->fd);
+	json_uint(j, "bytes", e->bytes);
+	json_int(j, "ret", e->ret);
+	json_uint(j, "cpu", e->cpu);
+	json_obj_end(j);
+	json_end(j);
+}
+
+static int write_slice(struct trace_run *r, const struct trace_outlier *e,
+		       int64_t start, int64_t end)
+{
+	struct perfetto_arg args[] = {
+		{ .name = "outcome", .str = trace_outcome_name(e->outcome) },
+		{ .name = "fd", .val = e->fd },
+		{ .name = "bytes", .val = (int64_t)e->bytes },
+		{ .name = "ret", .val = e->ret },
+		{ .name = "device", .str = trace_dev_name(e->dev) },
+	};
+	struct perfetto_slice s = {
+		.pid = e->pid,
+		.tid = e->tid,
+		.thread_name = e->comm,
+		.name = trace_sys_name(e->sys),
+		.start_ns = start,
+		.end_ns = end,
+		.args = args,
+		.nargs = e->dev ? 5 : 4,
+	};
+
+	return perfetto_slice(r->pf, &s);
+}
+
+static int on_outlier(void *ctx, void *data, size_t size)
+{
+	struct trace_run *r = ctx;
+	struct trace_outlier e;
+	int64_t start, end;
+	int err;
+
+	if (size < sizeof(e))
+		return 0;
+	memcpy(&e, data, sizeof(e));
+	e.comm[TRACE_COMM_LEN - 1] = 0;
+	start = trace_time(r, e.start_ns, e.cpu);
+	end = trace_time(r, e.start_ns + e.latency_ns, e.cpu);
+	r->outliers++;
+	r->period_outliers++;
+	if (r->g->verbose)
+		print_outlier(r, &e, start, end);
+	if (r->pf && !r->out_err) {
+		err = write_slice(r, &e, start, end);
+		if (err) {
+			r->out_err = err;
+			fprintf(stderr, "lclkctl trace: %s: %s\n", r->trace_out,
+				strerror(-err));
+		}
+	}
+	return 0;
+}
+
+struct trace_opts {
+	struct trace_filter filter;
+	int64_t interval_ns, duration_ns;
+	const char *trace_out, *prom_out;
+};
+
+static int parse_opts(int argc, char **argv, struct cli_global *g,
+		      struct trace_opts *o)
+{
+	enum { O_PID = 0x100, O_COMM, O_CGROUP, O_INTERVAL, O_DURATION,
+	       O_THRESHOLD, O_TRACE_OUT, O_PROM_OUT };
+	static const struct option opts[] = {
+		{ "pid",	required_argument, NULL, O_PID },
+		{ "comm",	required_argument, NULL, O_COMM },
+		{ "cgroup",	required_argument, NULL, O_CGROUP },
+		{ "interval",	required_argument, NULL, O_INTERVAL },
+		{ "duration",	required_argument, NULL, O_DURATION },
+		{ "threshold",	required_argument, NULL, O_THRESHOLD },
+		{ "trace-out",	required_argument, NULL, O_TRACE_OUT },
+		{ "prom-out",	required_argument, NULL, O_PROM_OUT },
+		CLI_COMMON_LONGOPTS,
+		{}
+	};
+	long long v;
+	int opt, code = -1;
+
+	o->filter.threshold_ns = TRACE_DEFAULT_THRESHOLD_NS;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cli_common_opt(opt, &cmd_trace, g, &code)) {
+			if (code >= 0)
+				return code;
+			continue;
+		}
+		switch (opt) {
+		case O_PID:
+			if (!cli_parse_s64(&cmd_trace, "--pid", optarg, &v))
+				return EXIT_USAGE;
+			if (v <= 0 || v > INT32_MAX)
+				return cli_usage_error(&cmd_trace, "--pid: %lld is not a pid", v);
+			o->filter.pid = v;
+			break;
+		case O_COMM:
+			o->filter.comm = optarg;
+			break;
+		case O_CGROUP:
+			o->filter.cgroup = optarg;
+			break;
+		case O_INTERVAL:
+		case O_DURATION:
+		case O_THRESHOLD:
+			if (!cli_parse_duration_ns(&cmd_trace, argv[optind - 1], optarg, &v))
+				return EXIT_USAGE;
+			if (v <= 0 || (opt == O_INTERVAL && v < NSEC_PER_MSEC))
+				return cli_usage_error(&cmd_trace, "%s: '%s' is too short",
+						       argv[optind - 1], optarg);
+			if (opt == O_INTERVAL)
+				o->interval_ns = v;
+			else if (opt == O_DURATION)
+				o->duration_ns = v;
+			else
+				o->filter.threshold_ns = v;
+			break;
+		case O_TRACE_OUT:
+			o->trace_out = optarg;
+			break;
+		case O_PROM_OUT:
+			o->prom_out = optarg;
+			break;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(&cmd_trace, "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+static void open_clock(struct trace_run *r, const char *device)
+{
+	int err = lclk_open(&r->clock, device);
+
+	r->logical = !err;
+	if (err)
+		fprintf(stderr,
+			"lclkctl trace: warning: %s: %s; outlier times are CLOCK_MONOTONIC, not logical time\n",
+			device, strerror(-err));
+}
+
+static int64_t monotonic_ns(void)
+{
+	return lclk_monotonic_ns();
+}
+
+/* Report the period since *prev and make the current counts the new *prev. */
+static int report(struct trace_run *r, struct trace_probe *tp,
+		  const struct trace_opts *o, struct trace_snapshot *prev,
+		  int64_t length_ns)
+{
+	struct trace_snapshot cur, delta;
+	struct trace_period per = {
+		.length_ns = length_ns,
+		.clock = r->logical ? "logical" : "monotonic",
+		.outliers = r->period_outliers,
+	};
+	int err, k;
+
+	err = trace_probe_read(tp, &cur);
+	if (err) {
+		fprintf(stderr, "lclkctl trace: reading the histograms: %s\n", strerror(-err));
+		return EXIT_FAIL;
+	}
+	err = trace_snapshot_delta(&cur, prev, &delta);
+	if (err) {
+		trace_snapshot_free(&cur);
+		fprintf(stderr, "lclkctl trace: %s\n", strerror(-err));
+		return EXIT_FAIL;
+	}
+	per.end_ns = trace_time(r, monotonic_ns(), -1);
+	if (r->g->json)
+		trace_report_json(&r->json, &delta, &per);
+	else
+		trace_report_text(stdout, &delta, &per);
+	fflush(stdout);
+	for (k = 0; k < TRACE_DROP_NR; k++)
+		if (delta.drops[k])
+			fprintf(stderr, "lclkctl trace: warning: %llu %s lost (see \"lost\" in the report)\n",
+				(unsigned long long)delta.drops[k],
+				k == TRACE_DROP_EVENTS ? "outliers" : "calls");
+	r->period_outliers = 0;
+	trace_snapshot_free(&delta);
+	if (o->prom_out) {
+		err = trace_report_prom(o->prom_out, &cur, r->outliers);
+		if (err) {
+			fprintf(stderr, "lclkctl trace: %s: %s\n", o->prom_out, strerror(-err));
+			trace_snapshot_free(&cur);
+			return EXIT_FAIL;
+		}
+	}
+	trace_snapshot_free(prev);
+	*prev = cur;
+	return EXIT_OK;
+}
+
+static int trace_loop(struct trace_run *r, struct trace_probe *tp,
+		      const struct trace_opts *o)
+{
+	int64_t start = monotonic_ns(), last = start, now, wake;
+	int64_t next = o->interval_ns ? start + o->interval_ns : INT64_MAX;
+	int64_t end = o->duration_ns ? start + o->duration_ns : INT64_MAX;
+	struct trace_snapshot prev = { .n = 0 };
+	int code = EXIT_OK, err, timeout;
+
+	while (!stop) {
+		now = monotonic_ns();
+		wake = next < end ? next : end;
+		timeout = wake - now > IDLE_POLL_MS * NSEC_PER_MSEC ? IDLE_POLL_MS :
+			  wake > now ? (wake - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 0;
+		err = trace_probe_poll(tp, timeout);
+		if (err && err != -EINTR) {
+			fprintf(stderr, "lclkctl trace: ring buffer: %s\n", strerror(-err));
+			code = EXIT_FAIL;
+			break;
+		}
+		now = monotonic_ns();
+		if (now >= next) {
+			code = report(r, tp, o, &prev, now - last);
+			if (code)
+				break;
+			last = now;
+			next += o->interval_ns;
+		}
+		if (now >= end)
+			break;
+	}
+	if (!code) {
+		/* What is still in the ring buffer belongs to the last period. */
+		trace_probe_poll(tp, 0);
+		now = monotonic_ns();
+		if (!o->interval_ns || now > last)
+			code = report(r, tp, o, &prev, now - last);
+	}
+	trace_snapshot_free(&prev);
+	return code;
+}
+
+static int run_trace(int argc, char **argv, struct cli_global *g)
+{
+	struct trace_opts o = { .interval_ns = 0 };
+	struct trace_run r = { .g = g };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct trace_probe tp;
+	char host[256] = "localhost";
+	int code, err;
+
+	code = parse_opts(argc, argv, g, &o);
+	if (code >= 0)
+		return code;
+	json_init(&r.json, stdout);
+
+	code = trace_probe_start(&tp, &o.filter, on_outlier, &r, g->verbose > 1 ? 2 : 0);
+	if (code)
+		return code;
+	open_clock(&r, g->device);
+	if (o.trace_out) {
+		gethostname(host, sizeof(host) - 1);
+		r.trace_out = o.trace_out;
+		r.pf = perfetto_open(o.trace_out, host);
+		if (!r.pf) {
+			fprintf(stderr, "lclkctl trace: %s: %s\n", o.trace_out, strerror(errno));
+			code = EXIT_FAIL;
+			goto out;
+		}
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fprintf(stderr, "Tracing %s with %s (threshold %.3f ms). Hit Ctrl-C to end.\n",
+		o.filter.pid || o.filter.comm || o.filter.cgroup ? "the selected processes" :
+		"all processes", tp.raw_tp ? "raw_tp" : "tp_btf",
+		o.filter.threshold_ns / 1e6);
+
+	code = trace_loop(&r, &tp, &o);
+	if (r.out_err)
+		code = EXIT_FAIL;
+	err = perfetto_close(r.pf);
+	if (err && !r.out_err) {
+		fprintf(stderr, "lclkctl trace: %s: %s\n", o.trace_out, strerror(-err));
+		code = EXIT_FAIL;
+	}
+out:
+	trace_probe_stop(&tp);
+	if (r.logical)
+		lclk_close(&r.clock);
+	return code;
+}
+
+const struct cli_cmd cmd_trace = {
+	.name = "trace",
+	.summary = "latency of collective-communication syscalls, in logical time",
+	.usage = usage,
+	.run = run_trace,
+};
