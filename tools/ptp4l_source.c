@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ptp4l:PATH - the time of a running ptp4l, read as Meta's fbclock does:
+ * TIME_STATUS_NP gives the offset of ptp4l's clock from its master at the
+ * last Sync (master_offset, ingress_time), the current and parent datasets
+ * give the path delay and the grandmaster, and ptp4l's clock itself is read
+ * here: the NIC's PHC with hardware timestamping, the system clock with
+ * software timestamping. Then
+ *
+ *	reference(t) = clock(t) - master_offset
+ *	bound        = meanPathDelay + (clock - ingress_time) * drift + read error
+ *
+ * meanPathDelay bounds the error of ptp4l's offset if the path delay is
+ * steady (ptp4l filters it); drift is how fast ptp4l's clock may wander
+ * from the master between Syncs, drift_ppb=N (1000 by default).
+ *
+ * Options: domain=N (ptp4l's domainNumber, 0), phc=/dev/ptpN (instead of
+ * the interface's PHC), drift_ppb=N, utc_offset=S, timescale=utc|tai.
+ * Only single-port ptp4l (an ordinary clock) is read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock_offset.h"
+#include "phc.h"
+#include "pmc_client.h"
+#include "ptp_opts.h"
+#include "source.h"
+
+#define PMC_TIMEOUT_NS		1000000000LL
+/* UNCALIBRATED: measuring, not locked (a free_running ptp4l stays there). */
+#define PORT_STATE_UNCALIBRATED	8
+#define PORT_STATE_SLAVE	9
+/* PORT_PROPERTIES_NP timestamping values: these stamp with the system clock. */
+#define TS_SOFTWARE		0
+#define TS_LEGACY_HW		2
+
+#define TIME_STATUS_NP_LEN	50
+#define CURRENT_DS_LEN		18
+#define PARENT_DS_LEN		32
+#define TIME_PROPERTIES_DS_LEN	4
+#define PORT_DS_LEN		26
+#define PORT_PROPERTIES_MIN_LEN	13
+
+struct ptp4l_source {
+	struct pmc_client pmc;
+	struct ptp_opts opts;
+	bool system_clock;	/* ptp4l stamps with CLOCK_REALTIME */
+	struct phc phc;
+	char iface[64];
+};
+
+static int64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return (int64_t)v;
+}
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)be16(p) << 16 | be16(p + 2);
+}
+
+/* GET id, insisting on the data length this code reads. */
+static int get(struct ptp4l_source *ps, uint16_t id, size_t min_len,
+	       struct ptp_management *mg, char *err, size_t errlen)
+{
+	int r = pmc_get(&ps->pmc, id, PMC_TIMEOUT_NS, mg, err, errlen);
+
+	if (!r && mg->data_len < min_len) {
+		snprintf(err, errlen, "%s: management id 0x%04x: %u bytes, expected %zu",
+			 ps->opts.addr, id, mg->data_len, min_len);
+		return -EBADMSG;
+	}
+	return r;
+}
+
+/* Which clock ptp4l stamps with: the system clock or its interface's PHC. */
+static int find_clock(struct ptp4l_source *ps, char *err, size_t errlen)
+{
+	struct ptp_management mg;
+	unsigned int len;
+	int r;
+
+	r = get(ps, PTP_MID_PORT_PROPERTIES_NP, PORT_PROPERTIES_MIN_LEN, &mg, err, errlen);
+	if (r)
+		return r;
+	len = mg.data[12];
+	if (13 + len > mg.data_len || len >= sizeof(ps->iface)) {
+		snprintf(err, errlen, "%s: bad PORT_PROPERTIES_NP interface name", ps->opts.addr);
+		return -EBADMSG;
+	}
+	memcpy(ps->iface, mg.data + 13, len);
+	ps->iface[len] = '\0';
+	ps->system_clock = mg.data[11] == TS_SOFTWARE || mg.data[11] == TS_LEGACY_HW;
+	if (ps->system_clock)
+		return 0;
+	return phc_open(&ps->phc, ps->opts.phc ? ps->opts.phc : ps->iface, err, errlen);
+}
+
+static int ptp4l_src_open(struct source *src, const char *spec, char *err, size_t errlen)
+{
+	struct ptp4l_source *ps = calloc(1, sizeof(*ps));
+	int r;
+
+	if (!ps)
+		return -ENOMEM;
+	ps->phc.fd = -1;
+	r = ptp_opts_parse(&ps->opts, spec, "domain phc drift_ppb utc_offset timescale",
+			   err, errlen);
+	if (!r)
+		r = pmc_open(&ps->pmc, ps->opts.addr, (uint8_t)ps->opts.domain, err, errlen);
+	if (r) {
+		free(ps);
+		return r;
+	}
+	r = find_clock(ps, err, errlen);
+	if (r) {
+		pmc_close(&ps->pmc);
+		free(ps);
+		return r;
+	}
+	src->priv = ps;
+	return 0;
+}
+
+/* ptp4l's clock - CLOCK_MONOTONIC, and the error of that reading. */
+static int read_clock(struct ptp4l_source *ps, int64_t *off, int64_t *error,
+		      char *err, size_t errlen)
+{
+	struct phc_reading r;
+	int64_t width;
+	int e;
+
+	if (ps->system_clock) {
+		e = clock_offset_from_mono(CLOCK_REALTIME, 3, off, &width);
+		*error = (width + 1) / 2;
+	} else {
+		e = phc_read(&ps->phc, &r);
+		*off = r.offset_ns;
+		*error = r.error_ns;
+	}
+	if (e)
+		snprintf(err, errlen, "%s: reading ptp4l's clock: %s", ps->opts.addr, strerror(-e));
+	return e;
+}
+
+static int ptp4l_src_measure(struct source *src, const struct target_clock *tc,
+			     struct measurement *m, char *err, size_t errlen)
+{
+	struct ptp4l_source *ps = src->priv;
+	struct ptp_management port, ts, cur, parent, tprop;
+	int64_t master_offset, ingress, mpd, clk_off, clk_err, age, base;
+	unsigned int rejected = ps->pmc.rejected;
+	uint8_t flags;
+	int r;
+
+	if ((r = get(ps, PTP_MID_PORT_DATA_SET, PORT_DS_LEN, &port, err, errlen)) ||
+	    (r = get(ps, PTP_MID_TIME_STATUS_NP, TIME_STATUS_NP_LEN, &ts, err, errlen)) ||
+	    (r = get(ps, PTP_MID_CURRENT_DATA_SET, CURRENT_DS_LEN, &cur, err, errlen)) ||
+	    (r = get(ps, PTP_MID_PARENT_DATA_SET, PARENT_DS_LEN, &parent, err, errlen)) ||
+	    (r = get(ps, PTP_MID_TIME_PROPERTIES_DATA_SET, TIME_PROPERTIES_DS_LEN, &tprop,
+		     err, errlen)))
+		return r;
+	if (port.data[10] != PORT_STATE_SLAVE && port.data[10] != PORT_STATE_UNCALIBRATED) {
+		snprintf(err, errlen, "%s: ptp4l's port is in state %u, not SLAVE or UNCALIBRATED",
+			 ps->opts.addr, port.data[10]);
+		return -EAGAIN;
+	}
+	/* TIME_STATUS_NP: master_offset, ingress_time, ..., gmPresent at 38. */
+	if (!be32(ts.data + 38)) {
+		snprintf(err, errlen, "%s: ptp4l has no grandmaster", ps->opts.addr);
+		return -EAGAIN;
+	}
+	master_offset = be64(ts.data);
+	ingress = be64(ts.data + 8);
+	mpd = be64(cur.data + 10) >> 16;	/* scaled ns */
+	r = read_clock(ps, &clk_off, &clk_err, err, errlen);
+	if (r)
+		return r;
+	base = monotonic_ns();
+	age = base + clk_off - ingress;
+	if (age < 0)
+		age = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->base_ns = base;
+	m->offset_ns = base + clk_off - master_offset - target_from_base(tc, base);
+	m->bound_ns = (mpd > 0 ? mpd : 0) + age / 1000000000LL * ps->opts.max_drift_ppb +
+		      age % 1000000000LL * ps->opts.max_drift_ppb / 1000000000LL + clk_err;
+	m->delay_ns = 2 * mpd;
+	m->stratum = be16(cur.data);	/* ptp4l counts its own hop */
+	flags = tprop.data[2];
+	m->leap = flags & PTP_FLAG_LEAP61 ? 1 : flags & PTP_FLAG_LEAP59 ? 2 : 0;
+	ptp_clock_id_str(parent.data + 24, m->refid, sizeof(m->refid));
+	m->samples = 1;
+	m->rejected = ps->pmc.rejected - rejected;
+	/*
+	 * On the system clock ptp4l already moved master_offset to UTC;
+	 * a PHC counts the master's timescale.
+	 */
+	ptp_opts_timescale(&ps->opts, m, !ps->system_clock && (flags & PTP_FLAG_PTP_TIMESCALE),
+			   flags & PTP_FLAG_UTC_VALID ? (int16_t)be16(tprop.data) : -1);
+	if (src->opts.verbose >= 2)
+		fprintf(stderr, "%s: master_offset %lld ns, ingress %lld ns ago, clock %s\n",
+			src->url, (long long)master_offset, (long long)age,
+			ps->system_clock ? "CLOCK_REALTIME" : ps->phc.path);
+	return 0;
+}
+
+static void ptp4l_src_close(struct source *src)
+{
+	struct ptp4l_source *ps = src->priv;
+
+	pmc_close(&ps->pmc);
+	phc_close(&ps->phc);
+	free(ps);
+	src->priv = NULL;
+}
+
+const struct source_ops ptp4l_source_ops = {
+	.scheme = "ptp4l",
+	.sep = ":",
+	.open = ptp4l_src_open,
+	.measure = ptp4l_src_measure,
+	.close = ptp4l_src_close,
+};

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ptp://IFACE - lclkctl as a slave-only PTP ordinary clock on IFACE.
+ * Options: domain=N (0), transport=udp4|l2 (udp4), ts=auto|sw|hw (auto),
+ * wait=DURATION for a qualified master (10s), utc_offset=S,
+ * timescale=utc|tai (see ptp_opts.h).
+ *
+ * A measurement is a burst of Sync + Delay_Req exchanges with the best
+ * master. Mean path delay is filtered as ptp4l does, by the median of the
+ * last PTP_DELAY_FILTER exchanges with that master; each exchange's offset
+ * is recomputed with the filtered delay, and the median of those is the
+ * result. Its bound holds whatever the delay asymmetry: the exchange gives
+ * the offset within its own mean path delay, and the filtered delay moves
+ * it by |filtered - own|.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock_offset.h"
+#include "ptp_opts.h"
+#include "ptp_slave.h"
+#include "source.h"
+
+#define PTP_DELAY_FILTER	16
+#define PTP_DEFAULT_SAMPLES	4
+#define PTP_MAX_SAMPLES		64
+
+struct ptp_source {
+	struct ptp_slave slave;
+	struct ptp_opts opts;
+	int64_t delays[PTP_DELAY_FILTER];
+	unsigned int ndelays, next;
+	unsigned int gen;		/* master generation the filter is for */
+};
+
+static int ptp_src_open(struct source *src, const char *spec, char *err, size_t errlen)
+{
+	struct ptp_source *ps = calloc(1, sizeof(*ps));
+	enum ptp_net_transport t;
+	int r;
+
+	if (!ps)
+		return -ENOMEM;
+	r = ptp_opts_parse(&ps->opts, spec, "domain transport ts wait utc_offset timescale",
+			   err, errlen);
+	if (r)
+		goto fail;
+	t = strcmp(ps->opts.transport, "l2") ? PTP_NET_UDP4 : PTP_NET_L2;
+	r = ptp_slave_open(&ps->slave, ps->opts.addr, t, ps->opts.ts,
+			   (uint8_t)ps->opts.domain, err, errlen);
+	if (r)
+		goto fail;
+	ps->slave.verbose = src->opts.verbose;
+	ps->slave.name = src->url;
+	src->priv = ps;
+	return 0;
+fail:
+	free(ps);
+	return r;
+}
+
+static int cmp_s64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void filter_add(struct ptp_source *ps, const struct ptp_sample *smp)
+{
+	if (smp->master_gen != ps->gen) {
+		ps->gen = smp->master_gen;
+		ps->ndelays = ps->next = 0;
+	}
+	ps->delays[ps->next] = smp->delay_ns;
+	ps->next = (ps->next + 1) % PTP_DELAY_FILTER;
+	if (ps->ndelays < PTP_DELAY_FILTER)
+		ps->ndelays++;
+}
+
+static int64_t filter_delay(const struct ptp_source *ps)
+{
+	int64_t d[PTP_DELAY_FILTER];
+
+	memcpy(d, ps->delays, ps->ndelays * sizeof(d[0]));
+	qsort(d, ps->ndelays, sizeof(d[0]), cmp_s64);
+	return d[ps->ndelays / 2];
+}
+
+struct candidate {
+	int64_t offset;		/* reference - target at base */
+	int64_t bound;
+	const struct ptp_sample *smp;
+};
+
+static int cmp_candidate(const void *a, const void *b)
+{
+	return cmp_s64(&((const struct candidate *)a)->offset,
+		       &((const struct candidate *)b)->offset);
+}
+
+static void no_sample(const struct ptp_source *ps, int r, char *err, size_t errlen)
+{
+	const struct ptp_slave *s = &ps->slave;
+	char id[40];
+
+	if (r != -ETIMEDOUT) {
+		snprintf(err, errlen, "%s: %s", ps->opts.addr, strerror(-r));
+	} else if (!s->have_master) {
+		snprintf(err, errlen, "no PTP master on %s (domain %d, %s)%s",
+			 ps->opts.addr, ps->opts.domain, ps->opts.transport,
+			 s->rejected ? "; messages were rejected (-v says why)" : "");
+	} else {
+		ptp_port_id_str(&s->master.sender, id, sizeof(id));
+		snprintf(err, errlen, "no complete Sync/Delay_Req exchange with master %s", id);
+	}
+}
+
+/* Collect up to n samples from one master; returns how many, or -errno. */
+static int collect(struct ptp_source *ps, const struct source *src,
+		   struct ptp_sample *smp, unsigned int n, char *err, size_t errlen)
+{
+	struct ptp_slave *s = &ps->slave;
+	int64_t start = monotonic_ns();
+	unsigned int got = 0;
+
+	while (got < n) {
+		int64_t wait = 3 * ptp_slave_sync_interval(s), deadline;
+		int r;
+
+		if (wait < src->opts.timeout_ns)
+			wait = src->opts.timeout_ns;
+		deadline = monotonic_ns() + wait;
+		/* Until a master qualifies, allow the announce qualification. */
+		if (!s->have_master && deadline < start + ps->opts.wait_ns)
+			deadline = start + ps->opts.wait_ns;
+		r = ptp_slave_run(s, deadline, &smp[got]);
+		if (r) {
+			if (got && r == -ETIMEDOUT)
+				break;
+			no_sample(ps, r, err, errlen);
+			return r;
+		}
+		if (got && smp[got].master_gen != smp[0].master_gen) {
+			smp[0] = smp[got];	/* the master changed: start over */
+			got = 0;
+		}
+		filter_add(ps, &smp[got]);
+		got++;
+	}
+	return (int)got;
+}
+
+static int ptp_src_measure(struct source *src, const struct target_clock *tc,
+			   struct measurement *m, char *err, size_t errlen)
+{
+	struct ptp_source *ps = src->priv;
+	struct ptp_slave *s = &ps->slave;
+	unsigned int n = src->opts.samples ? src->opts.samples : PTP_DEFAULT_SAMPLES;
+	unsigned int rejected = s->rejected;
+	struct ptp_sample smp[PTP_MAX_SAMPLES];
+	struct candidate c[PTP_MAX_SAMPLES];
+	const struct ptp_foreign *fm = &s->master;
+	int64_t mpd;
+	int got, i, k;
+
+	if (n > PTP_MAX_SAMPLES)
+		n = PTP_MAX_SAMPLES;
+	got = collect(ps, src, smp, n, err, errlen);
+	if (got < 0)
+		return got;
+	mpd = filter_delay(ps);
+	for (i = 0; i < got; i++) {
+		int64_t d = smp[i].delay_ns, off = smp[i].offset_ns + (mpd - d);
+
+		c[i].smp = &smp[i];
+		c[i].offset = smp[i].base_ns + off - target_from_base(tc, smp[i].base_ns);
+		c[i].bound = d + llabs(mpd - d) + smp[i].ts_err_ns;
+	}
+	qsort(c, got, sizeof(c[0]), cmp_candidate);
+	k = got / 2;
+
+	memset(m, 0, sizeof(*m));
+	m->offset_ns = c[k].offset;
+	m->bound_ns = c[k].bound;
+	m->base_ns = c[k].smp->base_ns;
+	m->delay_ns = 2 * c[k].smp->delay_ns;
+	m->stratum = fm->ann.steps_removed + 1;
+	m->leap = fm->flags & PTP_FLAG_LEAP61 ? 1 : fm->flags & PTP_FLAG_LEAP59 ? 2 : 0;
+	ptp_clock_id_str(fm->ann.gm_id, m->refid, sizeof(m->refid));
+	m->samples = got;
+	m->rejected = s->rejected - rejected;
+	ptp_opts_timescale(&ps->opts, m, fm->flags & PTP_FLAG_PTP_TIMESCALE,
+			   fm->flags & PTP_FLAG_UTC_VALID ? fm->ann.utc_offset : -1);
+	return 0;
+}
+
+static void ptp_src_close(struct source *src)
+{
+	struct ptp_source *ps = src->priv;
+
+	ptp_slave_close(&ps->slave);
+	free(ps);
+	src->priv = NULL;
+}
+
+const struct source_ops ptp_source_ops = {
+	.scheme = "ptp",
+	.sep = "://",
+	.open = ptp_src_open,
+	.measure = ptp_src_measure,
+	.close = ptp_src_close,
+};
