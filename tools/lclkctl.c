@@ -11,6 +11,11 @@
 
 /* Listed in "lclkctl help" in this order; NULL-terminated. */
 static const struct cli_cmd *const commands[] = {
+	&cmd_status,
+	&cmd_set,
+	&cmd_step,
+	&cmd_cpu_offset,
+	&cmd_query,
 	&cmd_trace,
 	NULL
 };

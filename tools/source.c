@@ -5,8 +5,11 @@
 
 #include "source.h"
 
+extern const struct source_ops ntp_source_ops;
+
 /* Every backend, NULL-terminated. */
 static const struct source_ops *const backends[] = {
+	&ntp_source_ops,
 	NULL
 };
 

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The transmit timestamp of a request is random, as chrony sends it: the
+ * server echoes it as the origin timestamp, so a reply that does not carry
+ * it was not an answer to us (an off-path attacker cannot guess 64 bits),
+ * and our clock is not disclosed. The real send time stays here.
+ *
+ * Timestamps: the kernel's software timestamps (SO_TIMESTAMPING) are taken
+ * when the packet leaves and arrives, without the scheduling delay of this
+ * process, which makes the measured delay shorter and the offset less
+ * noisy. They are CLOCK_REALTIME, so each is converted to CLOCK_MONOTONIC
+ * with a freshly measured REALTIME - MONOTONIC difference and then to the
+ * target clock by its model; the pairing error is accounted for. Without
+ * kernel timestamps the target clock is read just before sendto() and just
+ * after recvmsg(), which only widens the round trip.
+ */
+#include <errno.h>
+#include <time.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "ntp_client.h"
+
+#define NS_PER_S 1000000000LL
+
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * NS_PER_S + ts->tv_nsec;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts_ns(&ts);
+}
+
+static void addr_str(const struct sockaddr_storage *a, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN + 2] = "?", port[8] = "?";
+
+	getnameinfo((const struct sockaddr *)a, sizeof(*a), host, sizeof(host),
+		    port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(buf, len, a->ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin6_port == y->sin6_port &&
+		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) &&
+		       (!IN6_IS_ADDR_LINKLOCAL(&x->sin6_addr) ||
+			x->sin6_scope_id == y->sin6_scope_id);
+	}
+	return false;
+}
+
+static void enable_timestamps(struct ntp_client *c)
+{
+	int on = 1;
+	unsigned int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+
+	/* ICMP errors (port or host unreachable) to the error queue. */
+	if (c->addr.ss_family == AF_INET)
+		setsockopt(c->fd, IPPROTO_IP, IP_RECVERR, &on, sizeof(on));
+	else
+		setsockopt(c->fd, IPPROTO_IPV6, IPV6_RECVERR, &on, sizeof(on));
+
+	flags |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_OPT_ID |
+		 SOF_TIMESTAMPING_OPT_TSONLY;
+	if (!setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
+		c->kernel_rx = c->kernel_tx = true;
+		return;
+	}
+	flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+	if (!setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)))
+		c->kernel_rx = true;
+}
+
+int ntp_client_open(struct ntp_client *c, const char *host, const char *port,
+		    char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM };
+	struct addrinfo *res, *ai;
+	char a[INET6_ADDRSTRLEN + 8];
+	int rc, saved = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		snprintf(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
+		return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+	}
+	/* The first address family this host can open a socket for. */
+	for (ai = res; ai; ai = ai->ai_next) {
+		c->fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (c->fd >= 0) {
+			memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
+			c->addrlen = ai->ai_addrlen;
+			break;
+		}
+		saved = errno;
+	}
+	freeaddrinfo(res);
+	if (c->fd < 0) {
+		snprintf(err, errlen, "%s: socket: %s", host, strerror(saved));
+		return -saved;
+	}
+	enable_timestamps(c);
+	addr_str(&c->addr, a, sizeof(a));
+	snprintf(c->name, sizeof(c->name), "%s", a);
+	return 0;
+}
+
+void ntp_client_close(struct ntp_client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/*
+ * A kernel CLOCK_REALTIME timestamp on the target clock. Returns the
+ * CLOCK_MONOTONIC it corresponds to in *base and the conversion error.
+ */
+static int64_t realtime_to_target(const struct target_clock *tc, int64_t rt,
+				  int64_t *base, int64_t *err)
+{
+	int64_t best = INT64_MAX, diff = 0;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		struct timespec a, r, b;
+		int64_t w;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		clock_gettime(CLOCK_REALTIME, &r);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		w = ts_ns(&b) - ts_ns(&a);
+		if (w < best) {
+			best = w;
+			diff = ts_ns(&r) - ts_ns(&a) - w / 2;
+		}
+	}
+	*base = rt - diff;
+	if (!tc->logical) {
+		*err = 0;
+		return rt;
+	}
+	*err = best / 2 + 1;
+	return target_from_base(tc, *base);
+}
+
+static void reject(struct ntp_client *c, struct ntp_exchange *x,
+		   const char *from, enum ntp_verdict v)
+{
+	x->rejected++;
+	fprintf(stderr, "lclkctl: ntp %s: rejected a packet from %s: %s\n",
+		c->name, from, ntp_verdict_str(v));
+}
+
+/* Slot of a transmit timestamp we sent, or -1. */
+static int sent_slot(const struct ntp_client *c, uint64_t ts)
+{
+	unsigned int i, n = c->nsent < NTP_CLIENT_HISTORY ? c->nsent : NTP_CLIENT_HISTORY;
+
+	for (i = 0; i < n; i++)
+		if (c->sent[i] == ts)
+			return i;
+	return -1;
+}
+
+/*
+ * Read one message from the error queue: our transmit timestamp (stored in
+ * *tx_rt when its id is want_id) or an ICMP error about the server
+ * (returned as -errno). 1 if something was read, 0 if the queue is empty.
+ */
+static int read_errqueue(struct ntp_client *c, uint32_t want_id, int64_t *tx_rt)
+{
+	char control[512];
+	struct sockaddr_storage from;
+	struct iovec iov = { .iov_base = &from, .iov_len = 0 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct scm_timestamping *stamp = NULL;
+	struct sock_extended_err *ee = NULL;
+	struct cmsghdr *cm;
+
+	if (recvmsg(c->fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+		return 0;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING)
+			stamp = (void *)CMSG_DATA(cm);
+		else if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_RECVERR) ||
+			 (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_RECVERR))
+			ee = (void *)CMSG_DATA(cm);
+	}
+	if (!ee)
+		return 1;
+	if (ee->ee_origin == SO_EE_ORIGIN_TIMESTAMPING) {
+		if (stamp && ee->ee_data == want_id && ee->ee_info == SCM_TSTAMP_SND)
+			*tx_rt = ts_ns(&stamp->ts[0]);
+		return 1;
+	}
+	if (ee->ee_origin == SO_EE_ORIGIN_ICMP || ee->ee_origin == SO_EE_ORIGIN_ICMP6)
+		return -(int)ee->ee_errno;
+	return 1;
+}
+
+/* Take the reply apart; x->verdict is NTP_OK or why it is unusable. */
+static void compute(struct ntp_exchange *x)
+{
+	const struct ntp_packet *p = &x->reply;
+
+	x->t2 = ntp_ts_to_unix_ns(p->receive_ts, x->t1);
+	x->t3 = ntp_ts_to_unix_ns(p->transmit_ts, x->t1);
+	x->offset_ns = ((x->t2 - x->t1) + (x->t3 - x->t4)) / 2;
+	x->delay_ns = (x->t4 - x->t1) - (x->t3 - x->t2);
+	if (x->delay_ns < 0)
+		x->verdict = NTP_NEGATIVE_DELAY;
+}
+
+/*
+ * Handle one datagram. Returns true when it was the reply to the request
+ * carrying xmt (usable or not), false when it was rejected or ignored.
+ */
+static bool take_datagram(struct ntp_client *c, const uint8_t *buf, ssize_t len,
+			  const struct sockaddr_storage *from, uint64_t xmt,
+			  struct ntp_exchange *x)
+{
+	char who[INET6_ADDRSTRLEN + 8];
+	struct ntp_packet p;
+	enum ntp_verdict v;
+	int slot;
+
+	addr_str(from, who, sizeof(who));
+	if (!same_addr(from, &c->addr)) {
+		reject(c, x, who, NTP_BAD_SOURCE);
+		return false;
+	}
+	v = ntp_decode(buf, (size_t)len, &p);
+	if (v == NTP_OK)
+		v = ntp_validate_reply(&p, xmt);
+	if (v == NTP_BOGUS_ORIGIN && (slot = sent_slot(c, p.origin_ts)) >= 0)
+		v = c->answered[slot] ? NTP_DUPLICATE : NTP_BOGUS_ORIGIN;
+	switch (v) {
+	case NTP_TRUNCATED:
+	case NTP_OVERSIZED:
+	case NTP_BAD_MODE:
+	case NTP_BAD_VERSION:
+	case NTP_BOGUS_ORIGIN:
+	case NTP_DUPLICATE:
+		reject(c, x, who, v);
+		return false;
+	default:
+		/* Carries our origin: the server's answer, good or bad. */
+		x->reply = p;
+		x->verdict = v;
+		c->answered[sent_slot(c, xmt)] = true;
+		return true;
+	}
+}
+
+static uint64_t random_xmt(void)
+{
+	uint64_t v = 0;
+
+	while (!v)
+		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+			v = (uint64_t)mono_ns() * 0x9e3779b97f4a7c15ULL;
+	return v;
+}
+
+int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
+			int64_t timeout_ns, struct ntp_exchange *x)
+{
+	uint8_t req[NTP_HEADER_LEN], buf[NTP_MAX_LEN + 4];
+	int64_t deadline, tx_rt = 0, rx_rt = 0;
+	uint64_t xmt = random_xmt();
+	uint32_t id = c->tx_id;
+	struct lclk_now now;
+	bool got = false;
+	int err;
+
+	memset(x, 0, sizeof(*x));
+	/* Stale transmit timestamps and ICMP errors of earlier requests. */
+	while (read_errqueue(c, UINT32_MAX, &tx_rt))
+		;
+	tx_rt = 0;
+	ntp_encode_request(req, xmt);
+	c->sent[c->nsent % NTP_CLIENT_HISTORY] = xmt;
+	c->answered[c->nsent % NTP_CLIENT_HISTORY] = false;
+	c->nsent++;
+
+	target_now(tc, &now);
+	x->t1 = now.time_ns;
+	x->base1 = now.base_ns;
+	if (sendto(c->fd, req, sizeof(req), 0, (struct sockaddr *)&c->addr, c->addrlen) < 0)
+		return -errno;
+	c->tx_id++;
+	deadline = mono_ns() + timeout_ns;
+
+	while (!got) {
+		char control[512];
+		struct sockaddr_storage from;
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr msg = {
+			.msg_name = &from, .msg_namelen = sizeof(from),
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = control, .msg_controllen = sizeof(control),
+		};
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		int64_t left = deadline - mono_ns();
+		struct cmsghdr *cm;
+		ssize_t len;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, (int)((left + 999999) / 1000000)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd.revents & POLLERR) {
+			err = read_errqueue(c, id, &tx_rt);
+			if (err < 0)
+				return err;
+		}
+		if (!(pfd.revents & POLLIN))
+			continue;
+		memset(&from, 0, sizeof(from));
+		len = recvmsg(c->fd, &msg, MSG_DONTWAIT);
+		target_now(tc, &now);
+		if (len < 0)
+			continue;
+		rx_rt = 0;
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING)
+				rx_rt = ts_ns(&((struct scm_timestamping *)CMSG_DATA(cm))->ts[0]);
+		if (msg.msg_flags & MSG_TRUNC)
+			len = NTP_MAX_LEN + 4;	/* longer than the buffer: oversized */
+		got = take_datagram(c, buf, len, &from, xmt, x);
+	}
+
+	x->t4 = now.time_ns;
+	x->base4 = now.base_ns;
+	if (rx_rt) {
+		int64_t base, e, t = realtime_to_target(tc, rx_rt, &base, &e);
+
+		/* Never later than our own reading: that would be a bad conversion. */
+		if (t <= x->t4) {
+			x->t4 = t;
+			x->base4 = base;
+			x->local_err_ns += e;
+			x->kernel_t4 = true;
+		}
+	}
+	/* The transmit timestamp is queued long before the reply can arrive. */
+	while (c->kernel_tx && read_errqueue(c, id, &tx_rt))
+		;
+	if (tx_rt) {
+		int64_t base, e, t = realtime_to_target(tc, tx_rt, &base, &e);
+
+		if (t >= x->t1 && t <= x->t4) {
+			x->t1 = t;
+			x->base1 = base;
+			x->local_err_ns += e;
+			x->kernel_t1 = true;
+		}
+	}
+	if (x->verdict == NTP_OK)
+		compute(x);
+	return 0;
+}
