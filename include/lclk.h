@@ -106,27 +106,29 @@ static inline void lclk_eval(const struct lclk_page *p, __s64 t, __s32 cpu,
 static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 {
 	const struct lclk_page *p = c->page;
-	__u32 seq;
 
-	do {
+	/*
+	 * for (;;), not do/while: a migration must restart the read, and a
+	 * "continue" in a do/while would test the seqcount instead and could
+	 * return with *out never written.
+	 */
+	for (;;) {
+		__u32 seq = lclk_read_begin(p);
 		__s32 cpu = -1;
 		__s64 t;
 
-		seq = lclk_read_begin(p);
 		if (LCLK_LOAD(p->flags) & LCLK_PAGE_CPU_OFFSETS) {
-			__s32 after;
-
 			cpu = sched_getcpu();
 			t = lclk_monotonic_ns();
-			after = sched_getcpu();
-			if (cpu != after)
-				continue;
+			if (sched_getcpu() != cpu)
+				continue;	/* migrated: offset unknown */
 		} else {
 			t = lclk_monotonic_ns();
 		}
 		lclk_eval(p, t, cpu, out);
-	} while (lclk_read_retry(p, seq));
-	return 0;
+		if (!lclk_read_retry(p, seq))
+			return 0;
+	}
 }
 
 /*
