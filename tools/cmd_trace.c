@@ -116,6 +116,7 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
 		       e->latency_ns / 1e6);
 		return;
 	}
+	json_init(j, stdout);	/* one document per line */
 	json_obj_begin(j, NULL);
 	json_str(j, "type", "outlier");
 	json_int(j, "start_ns", start);
@@ -304,8 +305,10 @@ static int report(struct trace_run *r, struct trace_probe *tp,
 		return EXIT_FAIL;
 	}
 	per.end_ns = trace_time(r, monotonic_ns(), -1);
-	if (r->g->json)
+	if (r->g->json) {
+		json_init(&r->json, stdout);
 		trace_report_json(&r->json, &delta, &per);
+	}
 	else
 		trace_report_text(stdout, &delta, &per);
 	fflush(stdout);
@@ -383,7 +386,6 @@ static int run_trace(int argc, char **argv, struct cli_global *g)
 	code = parse_opts(argc, argv, g, &o);
 	if (code >= 0)
 		return code;
-	json_init(&r.json, stdout);
 
 	code = trace_probe_start(&tp, &o.filter, on_outlier, &r, g->verbose > 1 ? 2 : 0);
 	if (code)

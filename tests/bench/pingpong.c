@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A deterministic socket ping-pong for lclkctl trace's tests and benchmark.
+ *
+ * The initiator (this process) and a forked peer share an AF_UNIX
+ * SOCK_SEQPACKET pair. Each round the initiator send()s 8 bytes and recv()s
+ * the 8-byte answer; the peer recv()s, waits the delay (nanosleep, not a
+ * traced call) and send()s back. So, with glibc, each process makes exactly
+ * N sendto and N recvfrom calls, and the initiator's recvfrom lasts the
+ * delay plus a wake-up. With -b both spin on recv(MSG_DONTWAIT), making
+ * EAGAIN calls in between, the way busy-polling transports do.
+ *
+ * Output, one line each:
+ *   ready PID PEER_PID        before the first round (after -w's line)
+ *   done ROUNDS CALLS PEER_CALLS ELAPSED_NS
+ * CALLS are the send/recv calls of the initiator, PEER_CALLS the peer's.
+ * -l FILE logs each round as "SEND_BEFORE RECV_AFTER" in logical time
+ * (/dev/lclk0) or, without the module, CLOCK_MONOTONIC: any traced call of
+ * the round starts and ends between the two.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lclk.h"
+
+struct counts {
+	uint64_t calls[2];	/* [0] initiator, [1] peer */
+};
+
+struct opts {
+	long rounds;
+	long delay_us;
+	bool busy;
+	bool wait_line;
+	const char *log;
+	const char *comm;
+};
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static void usage(void)
+{
+	fputs("usage: pingpong [-n ROUNDS] [-d DELAY_US] [-b] [-w] [-l LOG] [-c COMM]\n",
+	      stderr);
+	exit(2);
+}
+
+/* One message each way; busy: spin on EAGAIN. Counts every call. */
+static void xsend(int fd, uint64_t *calls)
+{
+	char msg[8] = "pingpong";
+
+	(*calls)++;
+	if (send(fd, msg, sizeof(msg), 0) != sizeof(msg))
+		die("send");
+}
+
+static int xrecv(int fd, bool busy, uint64_t *calls)
+{
+	char msg[8];
+	ssize_t n;
+
+	for (;;) {
+		(*calls)++;
+		n = recv(fd, msg, sizeof(msg), busy ? MSG_DONTWAIT : 0);
+		if (n == sizeof(msg))
+			return 0;
+		if (n == 0)
+			return -1;	/* the other side is gone */
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			die("recv");
+	}
+}
+
+static void peer(int fd, const struct opts *o, struct counts *c)
+{
+	struct timespec d = {
+		.tv_sec = o->delay_us / 1000000,
+		.tv_nsec = (o->delay_us % 1000000) * 1000,
+	};
+	long i;
+
+	for (i = 0; i < o->rounds; i++) {
+		if (xrecv(fd, o->busy, &c->calls[1]))
+			break;
+		if (o->delay_us)
+			nanosleep(&d, NULL);
+		xsend(fd, &c->calls[1]);
+	}
+	_exit(0);
+}
+
+static int64_t now_ns(const struct lclk_clock *lc, bool logical)
+{
+	struct lclk_now n;
+
+	if (!logical)
+		return lclk_monotonic_ns();
+	lclk_now(lc, &n);
+	return n.time_ns;
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:d:bwl:c:")) != -1) {
+		switch (opt) {
+		case 'n':
+			o->rounds = atol(optarg);
+			break;
+		case 'd':
+			o->delay_us = atol(optarg);
+			break;
+		case 'b':
+			o->busy = true;
+			break;
+		case 'w':
+			o->wait_line = true;
+			break;
+		case 'l':
+			o->log = optarg;
+			break;
+		case 'c':
+			o->comm = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind < argc || o->rounds <= 0 || o->delay_us < 0)
+		usage();
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .rounds = 1000 };
+	struct lclk_clock lc = { .fd = -1 };
+	int64_t start, elapsed, *stamps = NULL;
+	bool logical;
+	struct counts *c;
+	int sv[2], status;
+	char line[64];
+	pid_t pid;
+	long i;
+
+	parse(argc, argv, &o);
+	if (o.comm && prctl(PR_SET_NAME, o.comm))
+		die("prctl");
+	logical = lclk_open(&lc, "/dev/lclk0") == 0;
+	if (o.log && !(stamps = calloc(2 * o.rounds, sizeof(*stamps))))
+		die("calloc");
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		die("mmap");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
+		die("socketpair");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		close(sv[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		peer(sv[1], &o, c);
+	}
+	close(sv[1]);
+
+	printf("ready %d %d\n", (int)getpid(), (int)pid);
+	fflush(stdout);
+	if (o.wait_line && !fgets(line, sizeof(line), stdin))
+		die("waiting for the start line");
+
+	start = lclk_monotonic_ns();
+	for (i = 0; i < o.rounds; i++) {
+		if (stamps)
+			stamps[2 * i] = now_ns(&lc, logical);
+		xsend(sv[0], &c->calls[0]);
+		if (xrecv(sv[0], o.busy, &c->calls[0])) {
+			fputs("pingpong: the peer went away\n", stderr);
+			return 1;
+		}
+		if (stamps)
+			stamps[2 * i + 1] = now_ns(&lc, logical);
+	}
+	elapsed = lclk_monotonic_ns() - start;
+	close(sv[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		die("peer");
+
+	if (o.log) {
+		FILE *f = fopen(o.log, "w");
+
+		if (!f)
+			die(o.log);
+		for (i = 0; i < o.rounds; i++)
+			fprintf(f, "%lld %lld\n", (long long)stamps[2 * i],
+				(long long)stamps[2 * i + 1]);
+		if (fclose(f))
+			die(o.log);
+	}
+	printf("done %ld %llu %llu %lld\n", o.rounds,
+	       (unsigned long long)c->calls[0], (unsigned long long)c->calls[1],
+	       (long long)elapsed);
+	return 0;
+}

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Checks of lclkctl trace's outputs, for tests/integration/trace*.sh and
+tests/guest/trace*.sh. Each subcommand exits 0 when the output is as
+expected, else prints why and exits 1.
+
+  series JSONL PID SYSCALL OUTCOME CALLS [--low NS --high NS] [--bytes N]
+         [--device DEV]        a series' exact count and bytes; with a bucket
+                               (LOW-1, HIGH]: none below it, 90% in it (the
+                               rest late: the scheduler of a loaded host)
+  pids JSONL PID...            the traced processes are exactly these
+  outliers JSONL LOG PID CLOCK each outlier lies inside a logged round
+  invariant JSONL              outliers + lost events = traced calls
+  prom FILE PID SYSCALL OUTCOME CALLS EDGE_NS
+                               cumulative buckets (0 below EDGE/2, 90% at
+                               EDGE), +Inf = _count = CALLS, _sum
+  perfetto TRACE JSONL         the Perfetto file holds the outliers
+  ranks JSONL TRACE N          N processes blocked, one track per thread
+"""
+import json
+import re
+import sys
+
+
+def fail(msg):
+    print("trace_check: " + msg)
+    sys.exit(1)
+
+
+def load(path):
+    """Interval reports merged into {(pid, sys, outcome, dev): series}."""
+    series, outliers, lost, reported_outliers = {}, [], {}, 0
+    with open(path) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            doc = json.loads(line)
+            if doc["type"] == "outlier":
+                outliers.append(doc)
+                continue
+            reported_outliers += doc["outliers"]
+            for k, v in doc["lost"].items():
+                lost[k] = lost.get(k, 0) + v
+            for p in doc["processes"]:
+                for s in p["series"]:
+                    key = (p["pid"], s["syscall"], s["outcome"], s.get("device"))
+                    acc = series.setdefault(key, {"calls": 0, "sum_ns": 0,
+                                                  "bytes": 0, "buckets": {},
+                                                  "comm": p["comm"]})
+                    acc["calls"] += s["calls"]
+                    acc["sum_ns"] += s["sum_ns"]
+                    acc["bytes"] += s["bytes"]
+                    for b in s["buckets"]:
+                        edge = (b["low_ns"], b["high_ns"])
+                        acc["buckets"][edge] = acc["buckets"].get(edge, 0) + b["count"]
+    return series, outliers, lost, reported_outliers
+
+
+def opt(args, name, conv=int):
+    if name in args:
+        i = args.index(name)
+        val = conv(args[i + 1])
+        del args[i:i + 2]
+        return val
+    return None
+
+
+def cmd_series(args):
+    low, high = opt(args, "--low"), opt(args, "--high")
+    nbytes, dev = opt(args, "--bytes"), opt(args, "--device", str)
+    path, pid, sysname, outcome, calls = args
+    series = load(path)[0]
+    s = series.get((int(pid), sysname, outcome, dev))
+    if not s:
+        fail("no series %s %s %s %s; have %s" % (pid, sysname, outcome, dev,
+                                                   sorted(series)))
+    if s["calls"] != int(calls):
+        fail("%s %s: %d calls, expected %s" % (sysname, outcome, s["calls"], calls))
+    if low is not None:
+        below = sum(c for (l, h), c in s["buckets"].items() if h is not None and h < low)
+        inside = s["buckets"].get((low, high), 0)
+        if below or inside < 0.9 * int(calls):
+            fail("%s %s buckets %s, expected none below and 90%% in (%d, %d]" %
+                 (sysname, outcome, s["buckets"], low - 1, high))
+    if nbytes is not None and s["bytes"] != nbytes:
+        fail("%s %s: %d bytes, expected %d" % (sysname, outcome, s["bytes"], nbytes))
+
+
+def cmd_pids(args):
+    series = load(args[0])[0]
+    got = sorted({k[0] for k in series})
+    want = sorted(int(p) for p in args[1:])
+    if got != want:
+        fail("traced pids %s, expected %s" % (got, want))
+
+
+def cmd_outliers(args):
+    path, log, pid, clock = args
+    _, outliers, lost, _ = load(path)
+    rounds = [tuple(map(int, l.split())) for l in open(log)]
+    with open(path) as f:
+        clocks = {json.loads(l).get("clock") for l in f if '"interval"' in l}
+    if clocks != {clock}:
+        fail("report clock %s, expected %s" % (clocks, clock))
+    if lost.get("events"):
+        fail("%d outliers lost" % lost["events"])
+    if len(outliers) != len(rounds):
+        fail("%d outliers for %d rounds" % (len(outliers), len(rounds)))
+    for o, (before, after) in zip(sorted(outliers, key=lambda o: o["start_ns"]), rounds):
+        if o["pid"] != int(pid) or o["syscall"] != "recvfrom" or o["bytes"] != 8:
+            fail("unexpected outlier %s" % o)
+        if not before <= o["start_ns"] <= o["end_ns"] <= after:
+            fail("outlier [%d, %d] outside its round [%d, %d]" %
+                 (o["start_ns"], o["end_ns"], before, after))
+        if abs(o["end_ns"] - o["start_ns"] - o["latency_ns"]) > 1000:
+            fail("outlier duration %d vs latency %d" %
+                 (o["end_ns"] - o["start_ns"], o["latency_ns"]))
+
+
+def cmd_invariant(args):
+    series, outliers, lost, reported = load(args[0])
+    calls = sum(s["calls"] for s in series.values())
+    if reported != len(outliers):
+        fail("reports count %d outliers, %d printed" % (reported, len(outliers)))
+    if len(outliers) + lost.get("events", 0) != calls:
+        fail("%d outliers + %d lost != %d calls" %
+             (len(outliers), lost.get("events", 0), calls))
+    print("calls %d outliers %d lost %d" % (calls, len(outliers), lost.get("events", 0)))
+
+
+def parse_prom(path):
+    samples = {}
+    for line in open(path):
+        if line.startswith("#") or not line.strip():
+            continue
+        m = re.match(r'^([a-z_]+)(?:\{(.*)\})? (\S+)$', line)
+        if not m:
+            fail("bad prometheus line %r" % line)
+        labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or "")))
+        samples[(m.group(1), labels)] = float(m.group(3))
+    return samples
+
+
+def cmd_prom(args):
+    path, pid, sysname, outcome, calls, edge = args
+    name = "lclk_trace_syscall_duration_seconds"
+    samples = parse_prom(path)
+    base = {"pid": pid, "syscall": sysname, "outcome": outcome}
+    mine = {}
+    for (metric, labels), v in samples.items():
+        d = dict(labels)
+        if all(d.get(k) == v2 for k, v2 in base.items()):
+            mine[(metric, d.get("le"))] = v
+    buckets = sorted(((float(le), v) for (m, le), v in mine.items()
+                      if m == name + "_bucket" and le != "+Inf"))
+    if len(buckets) != 39:
+        fail("%d finite buckets, expected 39" % len(buckets))
+    for (le1, c1), (le2, c2) in zip(buckets, buckets[1:]):
+        if c2 < c1 or le2 <= le1:
+            fail("buckets not cumulative: le %g=%g then le %g=%g" % (le1, c1, le2, c2))
+    edge_s = int(edge) / 1e9
+    for le, c in buckets:
+        if abs(le - edge_s) < 1e-12 and c < 0.9 * int(calls):
+            fail("le=%g has %g, expected 90%% of %s" % (le, c, calls))
+        if le < edge_s / 2 - 1e-12 and c != 0:
+            fail("le=%g has %g, expected 0" % (le, c))
+    inf = mine.get((name + "_bucket", "+Inf"))
+    count = mine.get((name + "_count", None))
+    total = mine.get((name + "_sum", None))
+    if inf != int(calls) or count != int(calls):
+        fail("+Inf %s, _count %s, expected %s" % (inf, count, calls))
+    if not edge_s / 2 * int(calls) < total:
+        fail("_sum %s below the bucket" % total)
+    if ("lclk_trace_lost_total", (("what", "events"),)) not in samples:
+        fail("no lclk_trace_lost_total{what=\"events\"}")
+
+
+def varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def fields(buf):
+    """Decode one protobuf message: [(field, value)], value bytes or int."""
+    out, i = [], 0
+    while i < len(buf):
+        key, i = varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = varint(buf, i)
+        elif wire == 2:
+            n, i = varint(buf, i)
+            v = buf[i:i + n]
+            if len(v) != n:
+                fail("truncated field %d" % field)
+            i += n
+        else:
+            fail("unexpected wire type %d" % wire)
+        out.append((field, v))
+    return out
+
+
+def one(msg, field, default=None):
+    for f, v in msg:
+        if f == field:
+            return v
+    return default
+
+
+def parse_perfetto(path):
+    """Tracks {uuid: (kind, pid, tid, name)} and events [(ts, type, uuid, name)]."""
+    tracks, events, seqs = {}, [], set()
+    data = open(path, "rb").read()
+    for f, pkt in fields(data):
+        if f != 1:
+            fail("top-level field %d is not Trace.packet" % f)
+        p = fields(pkt)
+        seqs.add(one(p, 10))
+        td, te = one(p, 60), one(p, 11)
+        if td is not None:
+            td = fields(td)
+            proc, thr = one(td, 3), one(td, 4)
+            if proc is not None:
+                proc = fields(proc)
+                tracks[one(td, 1)] = ("process", one(proc, 1), None,
+                                      one(proc, 6, b"").decode())
+            elif thr is not None:
+                thr = fields(thr)
+                tracks[one(td, 1)] = ("thread", one(thr, 1), one(thr, 2),
+                                      one(thr, 5, b"").decode())
+        if te is not None:
+            te = fields(te)
+            events.append((one(p, 8), one(te, 9), one(te, 11),
+                           one(te, 23, b"").decode()))
+    if None in seqs or len(seqs) != 1:
+        fail("trusted_packet_sequence_id %s" % seqs)
+    return tracks, events
+
+
+def check_events(tracks, events):
+    """Begin/end pairs on declared thread tracks; returns slices per track."""
+    open_slices, slices = {}, {}
+    for ts, typ, uuid, name in events:
+        if uuid not in tracks or tracks[uuid][0] != "thread":
+            fail("event on undeclared track %s" % uuid)
+        if typ == 1:
+            if uuid in open_slices:
+                fail("nested begin on track %s" % uuid)
+            open_slices[uuid] = (ts, name)
+        elif typ == 2:
+            if uuid not in open_slices:
+                fail("end without begin on track %s" % uuid)
+            start, name = open_slices.pop(uuid)
+            if ts < start:
+                fail("slice ends before it starts")
+            slices.setdefault(uuid, []).append((start, ts, name))
+        else:
+            fail("event type %s" % typ)
+    if open_slices:
+        fail("%d slices never end" % len(open_slices))
+    return slices
+
+
+def cmd_perfetto(args):
+    path, jsonl = args
+    tracks, events = parse_perfetto(path)
+    slices = check_events(tracks, events)
+    outliers = load(jsonl)[1]
+    got = sorted((s, e) for v in slices.values() for s, e, _ in v)
+    want = sorted((o["start_ns"], o["end_ns"]) for o in outliers)
+    if got != want:
+        fail("%d slices in the trace, %d outliers printed, or times differ" %
+             (len(got), len(want)))
+    tids = {o["tid"] for o in outliers}
+    threads = [t for t in tracks.values() if t[0] == "thread"]
+    if len(threads) != len(tids) or len({t[2] for t in threads}) != len(tids):
+        fail("%d thread tracks for %d threads" % (len(threads), len(tids)))
+    if any(t[2] & ((1 << 22) - 1) not in tids for t in threads):
+        fail("thread tracks %s vs tids %s" % (threads, tids))
+
+
+def cmd_ranks(args):
+    jsonl, trace, n = args[0], args[1], int(args[2])
+    series, outliers, _, _ = load(jsonl)
+    blocked = {}
+    for (pid, _, _, _), s in series.items():
+        blocked[pid] = blocked.get(pid, 0) + s["sum_ns"]
+    busy = [p for p, b in blocked.items() if b > 0]
+    if len(busy) != n:
+        fail("%d processes with blocked time (%s), expected %d" % (len(busy), blocked, n))
+    tracks, events = parse_perfetto(trace)
+    slices = check_events(tracks, events)
+    threads = {t[2] & ((1 << 22) - 1): u for u, t in tracks.items() if t[0] == "thread"}
+    pids = {t[1] & ((1 << 22) - 1) for t in tracks.values() if t[0] == "thread"}
+    if set(busy) - pids:
+        fail("ranks %s have no track (tracks for %s)" % (busy, pids))
+    if len(threads) != len({o["tid"] for o in outliers}):
+        fail("%d thread tracks, outliers from %d threads" %
+             (len(threads), len({o["tid"] for o in outliers})))
+    for o in outliers:
+        if o["tid"] not in threads:
+            fail("outlier of thread %d has no track" % o["tid"])
+    print("ranks %s: blocked %s ms; %d thread tracks, %d slices" %
+          (sorted(busy), [round(blocked[p] / 1e6) for p in sorted(busy)],
+           len(threads), sum(len(v) for v in slices.values())))
+
+
+def main():
+    cmds = {"series": cmd_series, "pids": cmd_pids, "outliers": cmd_outliers,
+            "invariant": cmd_invariant, "prom": cmd_prom,
+            "perfetto": cmd_perfetto, "ranks": cmd_ranks}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        print(__doc__)
+        sys.exit(2)
+    cmds[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    main()
