@@ -1,0 +1,218 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# PTP sources against real peers in network namespaces joined by a bridge,
+# software timestamping. Every clock here is this machine's one clock, so
+# the true offset is 0 and every measurement must have |offset| <= bound.
+#
+#   ns ${P}br  bridge br0 (multicast snooping off)
+#   ns ${P}m1  ptp4l master, priority1 100, UDPv4      10.77.0.1
+#   ns ${P}m2  ptp4l master, priority1 200, UDPv4      10.77.0.2 (backup)
+#   ns ${P}l2  ptp4l master, Layer 2                   10.77.0.3
+#   ns ${P}os  one-step master (ptp_peer.py)           10.77.0.4
+#   ns ${P}h   hostile sender (ptp_peer.py)            10.77.0.5
+#   ns ${P}s   source_probe (lclkctl's sources) and a ptp4l slave
+#
+# Every ptp4l runs with free_running 1 (a master that hears a better one
+# becomes a slave, and must not touch the clock either).
+set -u
+cd "$(dirname "$0")/../.."
+
+PROBE=build/tests/bench/source_probe
+PEER=tests/integration/ptp_peer.py
+P=ptp$$
+TMP=$(mktemp -d /tmp/lclk-ptp.XXXXXX)
+PIDS=()
+NS=()
+n=0
+failed=0
+
+cleanup() {
+	local pid ns
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+	for ns in "${NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		failed=$((failed + 1))
+	fi
+}
+
+echo "TAP version 13"
+echo "1..9"
+if [ ! -x "$PROBE" ] || ! command -v ptp4l >/dev/null || ! command -v pmc >/dev/null; then
+	echo "Bail out! needs $PROBE (make tests), ptp4l and pmc (make deps)"
+	exit 1
+fi
+
+# mkns NAME HOSTNUM: a namespace with eth0 on the bridge.
+mkns() {
+	local ns=$P$1
+	ip netns add "$ns" && NS+=("$ns")
+	ip link add "${P}$1" type veth peer name "${P}$1b"
+	ip link set "${P}$1" netns "$ns"
+	ip link set "${P}$1b" netns "${P}br"
+	ip -n "${P}br" link set "${P}$1b" master br0 up
+	ip -n "$ns" link set "${P}$1" name eth0
+	ip -n "$ns" addr add "10.77.0.$2/24" dev eth0
+	ip -n "$ns" link set eth0 up
+	ip -n "$ns" link set lo up
+}
+
+ip netns add "${P}br" && NS+=("${P}br")
+ip -n "${P}br" link add br0 type bridge mcast_snooping 0
+ip -n "${P}br" link set br0 up
+mkns m1 1; mkns m2 2; mkns l2 3; mkns os 4; mkns h 5; mkns s 9
+
+# ptp4l NS NAME ARGS...: start ptp4l with config $TMP/NAME.conf.
+ptp4l_start() {
+	local ns=$P$1 name=$2
+	shift 2
+	ip netns exec "$ns" ptp4l -i eth0 -m -f "$TMP/$name.conf" "$@" >"$TMP/$name.log" 2>&1 &
+	PIDS+=($!)
+	eval "PID_$name=$!"
+}
+
+conf() {	# conf NAME EXTRA-LINES
+	printf '[global]\ntime_stamping software\nfree_running 1\nlogSyncInterval -3\nlogAnnounceInterval -2\nuds_address %s/%s.uds\n%s\n' \
+		"$TMP" "$1" "$2" >"$TMP/$1.conf"
+}
+
+# The clock identity a ptp4l master announces, from its log.
+gm_id() {
+	local i
+	for i in $(seq 50); do
+		sed -n 's/.*selected local clock \([0-9a-f.]*\) as best master.*/\1/p' \
+			"$TMP/$1.log" | tail -1 | grep . && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# within FILE REFID: every "ok" line has |offset| <= bound and that refid,
+# and there is at least one.
+within() {
+	awk -v ref="$2" '
+		$1 == "ok" { n++; o = $3 < 0 ? -$3 : $3
+			     if (o > $4 || $6 != ref) { print "# bad: " $0; bad++ } }
+		END { exit !(n > 0 && !bad) }' "$1"
+}
+
+show() { sed 's/^/# /' "$@"; }
+
+probe() {	# probe OUT ARGS...: source_probe in the slave namespace
+	local out=$1
+	shift
+	ip netns exec "${P}s" "$PROBE" "$@" >"$out" 2>"$out.err"
+}
+
+# 1. One-step master: the origin timestamp is in the Sync itself.
+ip netns exec "${P}os" python3 "$PEER" onestep eth0 6 >"$TMP/os.log" 2>&1 &
+PIDS+=($!)
+probe "$TMP/t1" -n 4 'ptp://eth0'
+within "$TMP/t1" 020000.fffe.000001; r=$?
+show "$TMP/t1"
+ok $r "ptp:// from a one-step master: |offset| <= bound"
+wait "${PIDS[-1]}" 2>/dev/null
+
+# 2. Two-step ptp4l master (ptp4l's default), UDPv4.
+conf m1 'priority1 100'
+ptp4l_start m1 m1 -4
+GM1=$(gm_id m1)
+probe "$TMP/t2" -n 5 'ptp://eth0'
+within "$TMP/t2" "$GM1"; r=$?
+show "$TMP/t2"
+ok $r "ptp:// from a two-step ptp4l master ($GM1): |offset| <= bound"
+
+# 3. A ptp4l slave on the same link measures the same master.
+conf s 'slaveOnly 1'
+ptp4l_start s s -4
+r=1
+for i in $(seq 40); do
+	pmc -u -b 0 -f "$TMP/s.conf" -s "$TMP/s.uds" 'GET TIME_STATUS_NP' >"$TMP/pmc" 2>&1
+	theirs=$(awk '$1 == "master_offset" { print $2 }' "$TMP/pmc")
+	grep -q "gmIdentity *$GM1" "$TMP/pmc" && [ -n "$theirs" ] && [ "$theirs" != 0 ] && r=0 && break
+	sleep 0.25
+done
+probe "$TMP/t3" -n 3 'ptp://eth0'
+within "$TMP/t3" "$GM1" || r=1
+# ptp4l reports slave - master, lclkctl reference - target: opposite signs.
+awk -v t="${theirs:-0}" '$1 == "ok" { d = $3 + t; d = d < 0 ? -d : d
+	printf "# lclkctl %d +- %d ns, ptp4l master_offset %d ns\n", $3, $4, t
+	if (d > 2 * $4) bad++ } END { exit bad > 0 }' "$TMP/t3" || r=1
+ok $r "ptp4l slave on the same link agrees (pmc TIME_STATUS_NP)"
+
+# 4. ptp4l: source reading that slave over its management socket.
+probe "$TMP/t4" -n 3 "ptp4l:$TMP/s.uds"
+within "$TMP/t4" "$GM1"; r=$?
+show "$TMP/t4"
+ok $r "ptp4l: source on the ptp4l slave's socket: |offset| <= bound"
+
+# 5. Layer 2 transport.
+conf l2 'priority1 100'
+ptp4l_start l2 l2 -2
+GML2=$(gm_id l2)
+probe "$TMP/t5" -n 3 'ptp://eth0?transport=l2'
+within "$TMP/t5" "$GML2"; r=$?
+show "$TMP/t5"
+ok $r "ptp:// over Layer 2 from ptp4l -2 ($GML2): |offset| <= bound"
+
+# 6. Domain: no master on domain 3; the domain 0 messages are rejected.
+probe "$TMP/t6" -v -n 1 'ptp://eth0?domain=3&wait=2s'
+r=$?
+show "$TMP/t6"
+sed 's/seq [0-9]* //' "$TMP/t6.err" | sort | uniq -c | sed 's/^/# /'
+[ $r = 5 ] && grep -q 'no PTP master' "$TMP/t6" && grep -q 'wrong domain' "$TMP/t6.err"
+ok $? "ptp:// on domain 3 hears no master (exit 5), domain 0 rejected"
+
+# 7. Hostile and malformed messages change nothing.
+ip netns exec "${P}h" python3 "$PEER" hostile eth0 8 >"$TMP/h.log" 2>&1 &
+PIDS+=($!)
+sleep 1
+probe "$TMP/t7" -v -n 6 'ptp://eth0'
+within "$TMP/t7" "$GM1"; r=$?
+show "$TMP/t7"
+sed 's/seq [0-9]* //' "$TMP/t7.err" | sort | uniq -c | sed 's/^/# /'
+for why in 'truncated: shorter' 'truncated: messageLength' 'oversized' 'versionPTP' \
+	   'wrong domain' 'unknown TLV' 'nanoseconds' 'stepsRemoved'; do
+	grep -q "$why" "$TMP/t7.err" || { echo "# no rejection for: $why"; r=1; }
+done
+ok $r "hostile messages are rejected with reasons, measurements unchanged"
+wait "${PIDS[-1]}" 2>/dev/null
+
+# 8-9. Two masters: the better (priority1 100) is chosen; when it stops,
+# the other (priority1 200) takes over.
+conf m2 'priority1 200'
+ptp4l_start m2 m2 -4
+GM2=$(sed -n 's/^clockIdentity *//p' <(ip netns exec "${P}m2" pmc -u -b 0 -f "$TMP/m2.conf" \
+	-s "$TMP/m2.uds" 'GET DEFAULT_DATA_SET' 2>/dev/null) | head -1)
+for i in $(seq 20); do
+	[ -n "$GM2" ] && break
+	sleep 0.25
+	GM2=$(ip netns exec "${P}m2" pmc -u -b 0 -f "$TMP/m2.conf" -s "$TMP/m2.uds" \
+		'GET DEFAULT_DATA_SET' 2>/dev/null | awk '$1 == "clockIdentity" { print $2 }')
+done
+sleep 1
+ip netns exec "${P}s" "$PROBE" -t 12 'ptp://eth0' >"$TMP/t8" 2>&1 &
+probe_pid=$!
+PIDS+=($probe_pid)
+sleep 4
+first=$(awk '$1 == "ok" { print $6; exit }' "$TMP/t8")
+[ "$first" = "$GM1" ]
+ok $? "two masters: the better one ($GM1, priority1 100) is chosen over $GM2"
+kill "$PID_m1"
+wait "$probe_pid"
+show "$TMP/t8"
+last=$(awk '$1 == "ok" { r = $6 } END { print r }' "$TMP/t8")
+[ "$last" = "$GM2" ] &&
+	awk '$1 == "ok" { o = $3 < 0 ? -$3 : $3; if (o > $4) bad++ } END { exit bad > 0 }' "$TMP/t8"
+ok $? "the better master stops: $GM2 takes over, |offset| <= bound throughout"
+
+exit $((failed > 0))
