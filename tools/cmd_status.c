@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "daemon_ctl.h"
 #include "device.h"
 #include "json.h"
 #include "lclk.h"
@@ -194,6 +195,7 @@ static const struct status_section sections[] = {
 	{ model_text, model_json },
 	{ cpu_text, cpu_json },
 	{ stats_text, stats_json },
+	{ daemon_ctl_status_text, daemon_ctl_status_json },
 };
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))

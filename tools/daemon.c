@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "daemon.h"
+#include "daemon_log.h"
+#include "device.h"
+#include "select.h"
+#include "sync_policy.h"
+#include "units.h"
+
+/* A cycle's results are awaited this long beyond the sources' own timeouts. */
+#define CYCLE_SLACK_NS	1000000000LL
+
+int64_t daemon_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int set_model(struct daemon *d, struct lclk_set_model *set, const char *what)
+{
+	int err = device_ioctl(d->fd, LCLK_IOC_SET_MODEL, set);
+
+	if (err)
+		log_err("%s: %s: %s", d->cfg.device, what, strerror(-err));
+	return err;
+}
+
+/* Holdover and drift of the configuration, and the limits they imply. */
+static int apply_limits(struct daemon *d)
+{
+	struct lclk_set_model set = { .modes = LCLK_SET_HOLDOVER };
+
+	d->drift_ppb = d->cfg.max_drift_ppb ? d->cfg.max_drift_ppb : d->info.max_drift_ppb;
+	d->max_rate_ppt = d->cfg.max_slew_ppt < d->info.max_rate_ppt ?
+			  d->cfg.max_slew_ppt : d->info.max_rate_ppt;
+	set.holdover_ns = d->cfg.holdover_ns;
+	if (d->cfg.max_drift_ppb) {
+		set.modes |= LCLK_SET_MAX_DRIFT;
+		set.max_drift_ppb = d->cfg.max_drift_ppb;
+	}
+	return set_model(d, &set, "setting holdover and drift");
+}
+
+static void reset_sources(struct daemon *d)
+{
+	unsigned int i;
+
+	d->report.nsources = d->cfg.nsources;
+	d->report.selected = -1;
+	for (i = 0; i < d->cfg.nsources; i++) {
+		struct source_report *s = &d->report.sources[i];
+
+		memset(s, 0, sizeof(*s));
+		snprintf(s->url, sizeof(s->url), "%s", d->cfg.sources[i].url);
+		s->class = d->cfg.sources[i].class;
+		s->prefer = d->cfg.sources[i].prefer;
+	}
+}
+
+static int start_runners(struct daemon *d)
+{
+	struct source_opts opts = {
+		.samples = d->cfg.samples,
+		.interval_ns = d->cfg.sample_interval_ns,
+		.timeout_ns = d->cfg.timeout_ns,
+		.verbose = d->cfg.log_level >= LOG_DEBUG,
+	};
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < d->cfg.nsources; i++) {
+		err = runner_start(&d->runners[i], d->cfg.sources[i].url, &opts, &d->tc, d->wake[1]);
+		if (err) {
+			log_err("%s: cannot start its thread: %s", d->cfg.sources[i].url, strerror(-err));
+			break;
+		}
+		d->nrunners++;
+	}
+	reset_sources(d);
+	d->cycle_open = false;
+	d->next_poll_ns = daemon_now_ns();
+	return d->nrunners == d->cfg.nsources ? 0 : -1;
+}
+
+static void stop_runners(struct daemon *d)
+{
+	char buf[64];
+
+	while (d->nrunners)
+		runner_stop(&d->runners[--d->nrunners]);
+	while (read(d->wake[0], buf, sizeof(buf)) > 0)
+		;
+}
+
+int daemon_init(struct daemon *d, const struct daemon_config *cfg)
+{
+	struct lclk_model model;
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->cfg = *cfg;
+	d->fd = -1;
+	d->wake[0] = d->wake[1] = -1;
+	snprintf(d->report.device, sizeof(d->report.device), "%s", cfg->device);
+
+	err = target_open(&d->tc, cfg->device, true);
+	if (err)
+		return device_error("daemon", cfg->device, "open", err);
+	d->fd = device_open(cfg->device, true);
+	if (d->fd < 0)
+		return device_error("daemon", cfg->device, "open", d->fd);
+	err = device_ioctl(d->fd, LCLK_IOC_INFO, &d->info);
+	if (!err)
+		err = device_ioctl(d->fd, LCLK_IOC_GET_MODEL, &model);
+	if (err)
+		return device_error("daemon", cfg->device, "reading the model", err);
+	if (apply_limits(d))
+		return EXIT_FAIL;
+	/*
+	 * A clock left by an earlier run keeps its time and rate: the servo
+	 * starts from that rate and nothing is stepped.
+	 */
+	d->servo = servo_create(&d->cfg, d->max_rate_ppt, model.rate_ppt);
+	if (!d->servo || pipe2(d->wake, O_CLOEXEC | O_NONBLOCK)) {
+		log_err("daemon: out of memory or file descriptors");
+		return EXIT_FAIL;
+	}
+	d->report.rate_ppt = d->report.freq_ppt = servo_freq(d->servo);
+	poll_sched_init(&d->sched, cfg->minpoll_ns, cfg->maxpoll_ns, cfg->fastpolls,
+			cfg->disturbance_ns);
+	if (start_runners(d))
+		return EXIT_FAIL;
+	log_notice("%s: %s, rate %lld ppt, %u sources, holdover %llds, drift %u ppb",
+		   cfg->device, lclk_status_name(model.status), (long long)model.rate_ppt,
+		   (unsigned int)cfg->nsources, (long long)(cfg->holdover_ns / 1000000000LL),
+		   d->drift_ppb);
+	return 0;
+}
+
+/* Rate back to the frequency estimate: the correction has run its course. */
+static void end_correction(struct daemon *d)
+{
+	struct lclk_set_model set = { .modes = LCLK_SET_RATE };
+
+	d->correction_end_ns = 0;
+	set.rate_ppt = servo_freq(d->servo);
+	if (set.rate_ppt == d->report.rate_ppt)
+		return;
+	if (!set_model(d, &set, "ending the correction"))
+		d->report.rate_ppt = set.rate_ppt;
+}
+
+void daemon_reload(struct daemon *d, const struct daemon_config *cfg)
+{
+	int64_t freq = servo_freq(d->servo);
+	char device[sizeof(d->cfg.device)];
+	struct servo *s;
+
+	if (strcmp(cfg->device, d->cfg.device))
+		log_warn("reload: the device cannot change while running; keeping %s",
+			 d->cfg.device);
+	stop_runners(d);
+	end_correction(d);
+	memcpy(device, d->cfg.device, sizeof(device));
+	d->cfg = *cfg;
+	memcpy(d->cfg.device, device, sizeof(device));
+	apply_limits(d);
+	s = servo_create(&d->cfg, d->max_rate_ppt, freq);
+	if (s) {
+		servo_destroy(d->servo);
+		d->servo = s;
+	}
+	poll_sched_init(&d->sched, cfg->minpoll_ns, cfg->maxpoll_ns, cfg->fastpolls,
+			cfg->disturbance_ns);
+	d->no_source = false;
+	start_runners(d);
+	log_notice("reloaded: %u sources", (unsigned int)cfg->nsources);
+}
+
+void daemon_fini(struct daemon *d)
+{
+	if (d->servo && d->fd >= 0)
+		end_correction(d);
+	stop_runners(d);
+	servo_destroy(d->servo);
+	if (d->wake[0] >= 0) {
+		close(d->wake[0]);
+		close(d->wake[1]);
+	}
+	if (d->fd >= 0)
+		close(d->fd);
+	target_close(&d->tc);
+}
+
+int64_t daemon_next_event(const struct daemon *d)
+{
+	int64_t t = d->cycle_open ? d->cycle_deadline_ns : d->next_poll_ns;
+
+	if (d->correction_end_ns && d->correction_end_ns < t)
+		t = d->correction_end_ns;
+	return t;
+}
+
+static void start_cycle(struct daemon *d, int64_t now)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nrunners; i++) {
+		d->answered[i] = false;
+		/* A source still busy with the last poll misses this one. */
+		runner_poll(&d->runners[i]);
+	}
+	d->cycle_open = true;
+	d->cycle_deadline_ns = now + (int64_t)d->cfg.samples *
+		(d->cfg.timeout_ns + d->cfg.sample_interval_ns) + CYCLE_SLACK_NS;
+}
+
+/* Record one source's poll in the report; true if it measured. */
+static bool record(struct daemon *d, unsigned int i)
+{
+	struct source_report *s = &d->report.sources[i];
+	const struct runner_result *res = &d->results[i];
+	bool ok = d->answered[i] && !res->ret;
+
+	s->polls++;
+	s->reach = (uint8_t)(s->reach << 1 | ok);
+	if (!ok) {
+		s->failures++;
+		s->state = SRC_UNREACHABLE;
+		snprintf(s->error, sizeof(s->error), "%s",
+			 d->answered[i] ? res->err : "no answer within the poll");
+		log_info("%s: %s", s->url, s->error);
+		return false;
+	}
+	s->error[0] = '\0';
+	s->measured = true;
+	s->offset_ns = res->m.offset_ns;
+	s->delay_ns = res->m.delay_ns;
+	s->bound_ns = res->m.bound_ns;
+	s->base_ns = res->m.base_ns;
+	s->stratum = res->m.stratum;
+	memcpy(s->refid, res->m.refid, sizeof(s->refid));
+	s->refid[sizeof(s->refid) - 1] = '\0';
+	s->rejected += res->m.rejected;
+	d->report.rejected += res->m.rejected;
+	log_debug("%s: offset %lld ns, delay %lld ns, bound %lld ns", s->url,
+		  (long long)s->offset_ns, (long long)s->delay_ns, (long long)s->bound_ns);
+	return true;
+}
+
+static void lost_all(struct daemon *d, const char *why)
+{
+	if (!d->no_source && !d->updates)
+		log_warn("%s: not synchronised yet", why);
+	else if (!d->no_source)
+		log_warn("%s: holding over, the bound grows by %u ppb", why, d->drift_ppb);
+	d->no_source = true;
+	d->report.selected = -1;
+	end_correction(d);
+	poll_sched_failed(&d->sched);
+}
+
+/* Step or slew to measurement m of source i. */
+static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
+		  bool disturbed, int64_t now)
+{
+	struct lclk_set_model set = { .modes = LCLK_SET_RATE | LCLK_SET_BOUND };
+	int64_t correction = d->report.rate_ppt - servo_freq(d->servo);
+	struct lclk_model model;
+	char a[UNITS_BUFSZ];
+	bool step;
+
+	if (device_ioctl(d->fd, LCLK_IOC_GET_MODEL, &model)) {
+		log_err("%s: reading the model failed", d->cfg.device);
+		return;
+	}
+	step = sync_should_step(&d->cfg, model.status == LCLK_STATUS_UNSYNCED, d->updates,
+				m->offset_ns);
+	if (disturbed || step)
+		/* The offset history no longer fits one line. */
+		servo_reset(d->servo, servo_freq(d->servo));
+	poll_sched_update(&d->sched, m->offset_ns, disturbed || step);
+	set.t0_ns = m->base_ns;
+	if (step) {
+		set.modes |= LCLK_SET_OFFSET;
+		set.offset_ns = target_from_base(&d->tc, m->base_ns) + m->offset_ns - m->base_ns;
+		if (m->offset_ns < 0)
+			set.flags = LCLK_ALLOW_BACKWARD;
+		set.rate_ppt = servo_freq(d->servo);
+		set.bound_ns = sync_bound(0, m->bound_ns, correction, now - m->base_ns);
+	} else {
+		set.rate_ppt = servo_sample(d->servo, m->offset_ns, m->base_ns,
+					    d->sched.interval_ns);
+		set.bound_ns = sync_bound(m->offset_ns, m->bound_ns, correction,
+					  now - m->base_ns);
+	}
+	if (set_model(d, &set, step ? "stepping" : "slewing"))
+		return;
+	if (step) {
+		d->report.steps++;
+		log_notice("%s: stepped by %s", d->report.sources[i].url,
+			   units_ns(a, sizeof(a), m->offset_ns));
+	}
+	d->updates++;
+	d->report.updates++;
+	d->report.offset_ns = m->offset_ns;
+	d->report.rate_ppt = set.rate_ppt;
+	d->report.last_update_ns = now;
+	d->correction_end_ns = set.rate_ppt != servo_freq(d->servo) ?
+			       now + d->sched.interval_ns : 0;
+}
+
+static void finish_cycle(struct daemon *d, int64_t now)
+{
+	struct measurement m[CONFIG_MAX_SOURCES];
+	bool valid[CONFIG_MAX_SOURCES];
+	enum select_state st[CONFIG_MAX_SOURCES];
+	struct measurement combined;
+	unsigned int i, n = d->nrunners, nvalid = 0;
+	int best, prev = d->report.selected, err;
+	bool disturbed;
+
+	d->cycle_open = false;
+	for (i = 0; i < n; i++) {
+		valid[i] = record(d, i);
+		if (valid[i]) {
+			m[i] = d->results[i].m;
+			nvalid++;
+		}
+	}
+	if (!nvalid) {
+		lost_all(d, "no source answered");
+		goto next;
+	}
+	err = select_combine(m, valid, n, d->drift_ppb, now, st, &combined);
+	best = err ? -1 : sync_pick(&d->cfg, m, st, n, d->drift_ppb, now);
+	for (i = 0; i < n; i++) {
+		if (!valid[i])
+			continue;
+		if (err == -EDOM || st[i] == SELECT_FALSETICKER)
+			d->report.sources[i].state = SRC_FALSETICKER;
+		else
+			d->report.sources[i].state = (int)i == best ? SRC_SELECTED : SRC_CANDIDATE;
+	}
+	if (best < 0) {
+		lost_all(d, err == -EDOM ? "sources disagree, no majority" :
+			 "no source survived selection");
+		goto next;
+	}
+	disturbed = d->no_source || (prev >= 0 && prev != best);
+	if (d->no_source && d->updates)
+		log_notice("%s: back, leaving holdover", d->report.sources[best].url);
+	else if (prev != best)
+		log_notice("%s: selected", d->report.sources[best].url);
+	d->no_source = false;
+	d->report.selected = best;
+	steer(d, best, &m[best], disturbed, now);
+next:
+	d->next_poll_ns = now + d->sched.interval_ns;
+	d->report.poll_ns = d->sched.interval_ns;
+}
+
+static bool all_answered(const struct daemon *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nrunners; i++)
+		if (!d->answered[i])
+			return false;
+	return true;
+}
+
+void daemon_run_due(struct daemon *d, int64_t now)
+{
+	unsigned int i;
+	char buf[64];
+
+	while (read(d->wake[0], buf, sizeof(buf)) > 0)
+		;
+	if (d->correction_end_ns && now >= d->correction_end_ns)
+		end_correction(d);
+	if (!d->cycle_open && now >= d->next_poll_ns)
+		start_cycle(d, now);
+	if (!d->cycle_open)
+		return;
+	for (i = 0; i < d->nrunners; i++)
+		if (!d->answered[i] && runner_collect(&d->runners[i], &d->results[i]))
+			d->answered[i] = true;
+	if (all_answered(d) || now >= d->cycle_deadline_ns)
+		finish_cycle(d, daemon_now_ns());
+}
+
+const struct daemon_report *daemon_report(struct daemon *d)
+{
+	struct lclk_now now;
+
+	target_now(&d->tc, &now);
+	d->report.now_ns = now.base_ns;
+	d->report.status = now.status;
+	d->report.bound_ns = now.bound_ns;
+	d->report.freq_ppt = servo_freq(d->servo);
+	d->report.poll_ns = d->sched.interval_ns;
+	return &d->report;
+}

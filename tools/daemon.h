@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon's synchronisation loop, apart from its I/O: polls the sources
+ * (one thread each, source_runner.h), selects and picks one (select.h,
+ * sync_policy.h), feeds its offset to the servo and writes rate and bound
+ * to the module; holds over when no source is left. cmd_daemon.c drives it
+ * from its event loop with daemon_next_event() and daemon_run_due().
+ */
+#ifndef LCLK_DAEMON_H
+#define LCLK_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "daemon_config.h"
+#include "daemon_report.h"
+#include "poll_sched.h"
+#include "servo.h"
+#include "source_runner.h"
+
+struct daemon {
+	struct daemon_config cfg;
+	struct target_clock tc;		/* reads the clock through the mmap page */
+	int fd;				/* the device, for changes */
+	struct lclk_info info;
+	uint32_t drift_ppb;		/* in effect: configured or the module's */
+	int64_t max_rate_ppt;		/* min(maxslew, the module's limit) */
+	struct servo *servo;
+	struct poll_sched sched;
+
+	struct source_runner runners[CONFIG_MAX_SOURCES];
+	unsigned int nrunners;
+	int wake[2];			/* runners write, the loop reads */
+
+	bool cycle_open;		/* polls out, results awaited */
+	int64_t cycle_deadline_ns;
+	bool answered[CONFIG_MAX_SOURCES];
+	struct runner_result results[CONFIG_MAX_SOURCES];
+
+	int64_t next_poll_ns;
+	int64_t correction_end_ns;	/* 0: the rate is the frequency alone */
+	unsigned int updates;		/* since start, for makestep's limit */
+	bool no_source;			/* holding over */
+	struct daemon_report report;
+};
+
+/*
+ * Open the device, apply the configuration's holdover and drift, start
+ * the source threads. 0 or an exit code (cli.h) after a logged message.
+ */
+int daemon_init(struct daemon *d, const struct daemon_config *cfg);
+/* Take a new configuration (SIGHUP): sources, servo, schedule, limits. */
+void daemon_reload(struct daemon *d, const struct daemon_config *cfg);
+/* Stop the threads; the model stays, its rate without correction. */
+void daemon_fini(struct daemon *d);
+
+/* CLOCK_MONOTONIC of the next thing to do. */
+int64_t daemon_next_event(const struct daemon *d);
+/* Do what is due at now_ns (also after a wake-up from a runner). */
+void daemon_run_due(struct daemon *d, int64_t now_ns);
+/* Bring the report's clock fields up to date. */
+const struct daemon_report *daemon_report(struct daemon *d);
+
+int64_t daemon_now_ns(void);
+
+#endif /* LCLK_DAEMON_H */

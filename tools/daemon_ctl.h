@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon's control socket: a UNIX stream socket where a client writes
+ * one request line and reads the answer until the daemon closes:
+ *
+ *   "sources json\n"   the daemon's report (daemon_report.h) as JSON
+ *   "sources text\n"   the same as a table, like "chronyc sources"
+ *
+ * It only reports; nothing on it changes the clock, so it is world-readable
+ * (mode 0666) and "lclkctl status" needs no privilege.
+ */
+#ifndef LCLK_DAEMON_CTL_H
+#define LCLK_DAEMON_CTL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "daemon_report.h"
+#include "json.h"
+
+/* The socket "lclkctl status" asks: $LCLK_CONTROL, else the default. */
+const char *ctl_socket_path(void);
+
+/* Bind and listen at path (a stale socket there is replaced). fd or -errno. */
+int ctl_listen(const char *path, char *err, size_t errlen);
+/* Answer one waiting client; never blocks for long on a slow one. */
+void ctl_serve(int listen_fd, const struct daemon_report *r);
+void ctl_close(int listen_fd, const char *path);
+
+/* The renderings the socket serves. */
+void ctl_report_json(const struct daemon_report *r, FILE *f);
+void ctl_report_text(const struct daemon_report *r, FILE *f);
+
+/*
+ * Send request to the daemon at path and return its answer (malloc'd, NUL
+ * terminated) in *out. 0 or -errno (-ENOENT/-ECONNREFUSED: not running).
+ */
+int ctl_query(const char *path, const char *request, char **out);
+
+/* Sections of "lclkctl status" (cmd_status.c): the daemon's source table. */
+struct status;
+void daemon_ctl_status_text(const struct status *s);
+void daemon_ctl_status_json(const struct status *s, struct json *j);
+
+#endif /* LCLK_DAEMON_CTL_H */

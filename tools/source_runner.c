@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source_runner.h"
+
+static void measure(struct source_runner *r, struct runner_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (!r->open) {
+		res->ret = source_open(&r->src, r->url, &r->opts, res->err, sizeof(res->err));
+		if (res->ret)
+			return;
+		r->open = true;
+	}
+	res->ret = r->src.ops->measure(&r->src, r->tc, &res->m, res->err, sizeof(res->err));
+	if (res->ret && !res->err[0])
+		snprintf(res->err, sizeof(res->err), "%s", strerror(-res->ret));
+}
+
+static void *runner_main(void *arg)
+{
+	struct source_runner *r = arg;
+	struct runner_result res;
+	char byte = 1;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->requested && !r->quit)
+			pthread_cond_wait(&r->cond, &r->lock);
+		if (r->quit)
+			break;
+		r->requested = false;
+		r->busy = true;
+		pthread_mutex_unlock(&r->lock);
+
+		measure(r, &res);
+
+		pthread_mutex_lock(&r->lock);
+		r->result = res;
+		r->busy = false;
+		r->done = true;
+		if (write(r->wake_fd, &byte, 1) < 0 && errno != EAGAIN)
+			perror("lclkctl daemon: wake");
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+int runner_start(struct source_runner *r, const char *url,
+		 const struct source_opts *opts, const struct target_clock *tc,
+		 int wake_fd)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->url, sizeof(r->url), "%s", url);
+	r->opts = *opts;
+	r->tc = tc;
+	r->wake_fd = wake_fd;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	err = pthread_create(&r->thread, NULL, runner_main, r);
+	if (err) {
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+		return -err;
+	}
+	return 0;
+}
+
+bool runner_poll(struct source_runner *r)
+{
+	bool ok;
+
+	pthread_mutex_lock(&r->lock);
+	ok = !r->busy && !r->requested;
+	if (ok) {
+		r->requested = true;
+		pthread_cond_signal(&r->cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ok;
+}
+
+bool runner_collect(struct source_runner *r, struct runner_result *out)
+{
+	bool done;
+
+	pthread_mutex_lock(&r->lock);
+	done = r->done;
+	if (done) {
+		*out = r->result;
+		r->done = false;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return done;
+}
+
+void runner_stop(struct source_runner *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->quit = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	if (r->open)
+		source_close(&r->src);
+	r->open = false;
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+}

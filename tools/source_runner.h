@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One thread per configured source, so that a slow or dead source (a burst
+ * of timeouts, a PTP port waiting for a master) never delays the others or
+ * the daemon's loop. The loop asks for a measurement with runner_poll();
+ * the thread opens the source if it is not open yet (an interface may come
+ * up later), measures, stores the result and writes a byte to wake_fd.
+ */
+#ifndef LCLK_SOURCE_RUNNER_H
+#define LCLK_SOURCE_RUNNER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "clock.h"
+#include "source.h"
+
+struct runner_result {
+	int ret;			/* 0 or -errno of open/measure */
+	struct measurement m;		/* when ret == 0 */
+	char err[128];			/* when ret != 0 */
+};
+
+struct source_runner {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* under lock: */
+	bool requested, busy, done, quit;
+	struct runner_result result;
+	/* the thread's own: */
+	struct source src;
+	bool open;
+	char url[256];
+	struct source_opts opts;
+	const struct target_clock *tc;
+	int wake_fd;
+};
+
+/* Start the thread (the source is opened on the first poll). 0 or -errno. */
+int runner_start(struct source_runner *r, const char *url,
+		 const struct source_opts *opts, const struct target_clock *tc,
+		 int wake_fd);
+/* Ask for one measurement; false if the previous one is still running. */
+bool runner_poll(struct source_runner *r);
+/* Take a finished result; false if none is waiting. */
+bool runner_collect(struct source_runner *r, struct runner_result *out);
+/* Stop the thread, waiting for a measurement in progress, and close. */
+void runner_stop(struct source_runner *r);
+
+#endif /* LCLK_SOURCE_RUNNER_H */

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
+
+#include "sync_policy.h"
+#include "uapi/linux/lclk.h"
+
+/* Lower is better: class first, then "prefer". */
+static int rank(const struct daemon_config *c, unsigned int i)
+{
+	const struct config_source *s = &c->sources[i];
+
+	return c->class_rank[s->class] * 2 + (s->prefer ? 0 : 1);
+}
+
+int sync_pick(const struct daemon_config *c, const struct measurement *m,
+	      const enum select_state *state, unsigned int n, uint32_t drift_ppb,
+	      int64_t now_ns)
+{
+	int best = -1, best_rank = 0;
+	int64_t best_bound = 0;
+	unsigned int i;
+
+	for (i = 0; i < n && i < c->nsources; i++) {
+		int64_t b;
+		int r;
+
+		if (state[i] != SELECT_SURVIVOR)
+			continue;
+		r = rank(c, i);
+		b = select_aged_bound(&m[i], drift_ppb, now_ns);
+		if (best < 0 || r < best_rank || (r == best_rank && b < best_bound)) {
+			best = i;
+			best_rank = r;
+			best_bound = b;
+		}
+	}
+	return best;
+}
+
+bool sync_should_step(const struct daemon_config *c, bool unsynced,
+		      unsigned int updates, int64_t offset_ns)
+{
+	if (unsynced)
+		return true;
+	if (c->makestep_limit >= 0 && updates >= (unsigned int)c->makestep_limit)
+		return false;
+	if (llabs(offset_ns) <= c->makestep_ns)
+		return false;
+	return offset_ns > 0 || c->allow_backward;
+}
+
+int64_t sync_bound(int64_t residual_ns, int64_t meas_bound_ns,
+		   int64_t correction_ppt, int64_t elapsed_ns)
+{
+	__int128 b = (__int128)llabs(residual_ns) + meas_bound_ns;
+
+	if (elapsed_ns > 0)
+		/* Round up: the bound must never be optimistic. */
+		b += ((__int128)llabs(correction_ppt) * elapsed_ns + 999999999999LL) /
+		     1000000000000LL;
+	return b > LCLK_MAX_BOUND_NS ? LCLK_MAX_BOUND_NS : (int64_t)b;
+}
