@@ -16,6 +16,7 @@ static const struct cli_cmd *const commands[] = {
 	&cmd_step,
 	&cmd_cpu_offset,
 	&cmd_query,
+	&cmd_sync,
 	&cmd_trace,
 	&cmd_daemon,
 	NULL

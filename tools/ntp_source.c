@@ -15,7 +15,7 @@
 #include "ntp_filter.h"
 #include "source.h"
 
-/* Give up on a server whose first requests all go unanswered. */
+/* Give up on a server whose first requests all go unanswered, silently. */
 #define NTP_GIVE_UP_AFTER	3
 /* Longest burst; longer requests are clamped. */
 #define NTP_MAX_SAMPLES		64
@@ -195,8 +195,9 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 		ret = ntp_client_exchange(&ns->client, tc, src->opts.timeout_ns, &x);
 		m->rejected += x.rejected;
 		if (ret == -ETIMEDOUT) {
-			last = "timeout";
-			if (++timeouts == NTP_GIVE_UP_AFTER && !n)
+			last = x.rejected ? "only rejected packets" : "timeout";
+			/* A server that sends junk is not silent: keep asking. */
+			if (!x.rejected && ++timeouts == NTP_GIVE_UP_AFTER && !n)
 				break;
 		} else if (ret) {
 			snprintf(err, errlen, "%s: %s", ns->client.name,

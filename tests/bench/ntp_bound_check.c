@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ground truth for NTP tests whose server serves this machine's own
+ * CLOCK_REALTIME: reads the logical clock N times between two
+ * CLOCK_REALTIME reads and counts the readings whose bound does not cover
+ * the system clock, i.e. logical - bound > rt_after or logical + bound <
+ * rt_before.
+ *
+ *   ntp_bound_check [-d /dev/lclkN] [-n READS] [-i INTERVAL_US]
+ *
+ * Prints "reads N violations N median_err_ns X max_err_ns X bound_ns X"
+ * (err = logical - realtime, middle of the window) and exits 1 on any
+ * violation, 2 if the clock is not synchronised.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lclk.h"
+
+static int64_t rt_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = "/dev/lclk0";
+	long n = 5000, interval_us = 200, i, bad = 0;
+	struct lclk_clock c = { .fd = -1 };
+	int64_t *err, maxerr = 0, maxbound = 0;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "d:n:i:")) != -1) {
+		switch (opt) {
+		case 'd':
+			dev = optarg;
+			break;
+		case 'n':
+			n = atol(optarg);
+			break;
+		case 'i':
+			interval_us = atol(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-d DEV] [-n READS] [-i INTERVAL_US]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (n < 1 || lclk_open(&c, dev)) {
+		perror(dev);
+		return 2;
+	}
+	err = calloc(n, sizeof(*err));
+	if (!err)
+		return 2;
+	for (i = 0; i < n; i++) {
+		struct lclk_now now;
+		int64_t before = rt_ns(), after;
+
+		lclk_now(&c, &now);
+		after = rt_ns();
+		if (now.status == LCLK_STATUS_UNSYNCED) {
+			fprintf(stderr, "clock is not synchronised\n");
+			return 2;
+		}
+		if (now.time_ns - now.bound_ns > after || now.time_ns + now.bound_ns < before) {
+			if (bad++ < 5)
+				fprintf(stderr, "violation: logical - realtime %lld, bound %lld\n",
+					(long long)(now.time_ns - (before + after) / 2),
+					(long long)now.bound_ns);
+		}
+		err[i] = llabs(now.time_ns - before / 2 - after / 2);
+		if (err[i] > maxerr)
+			maxerr = err[i];
+		if (now.bound_ns > maxbound)
+			maxbound = now.bound_ns;
+		if (interval_us)
+			usleep(interval_us);
+	}
+	qsort(err, n, sizeof(*err), cmp64);
+	printf("reads %ld violations %ld median_err_ns %lld max_err_ns %lld bound_ns %lld\n",
+	       n, bad, (long long)err[n / 2], (long long)maxerr, (long long)maxbound);
+	lclk_close(&c);
+	return bad ? 1 : 0;
+}

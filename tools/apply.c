@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "apply.h"
+#include "device.h"
+#include "lclk_model.h"
+
+/* Splitting a step across t0 and now rounds twice, 1 ns each. */
+#define APPLY_ROUNDING_NS	2
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t model_logical(const struct lclk_model *m, int64_t t)
+{
+	return lclk_logical(t, m->t0_ns, m->offset_ns, lclk_ppt_to_mult(m->rate_ppt));
+}
+
+static int64_t drift_ns(int64_t dt, uint32_t ppb)
+{
+	return dt > 0 ? (int64_t)ceil((double)dt * ppb / 1e9) : 0;
+}
+
+int apply_plan(const struct measurement *m, const struct lclk_model *before,
+	       const struct lclk_info *info, const struct apply_opts *o,
+	       struct apply_plan *p, char *err, size_t errlen)
+{
+	int64_t off = m->offset_ns, mag = llabs(m->offset_ns), headroom;
+	struct lclk_set_model *s = &p->start;
+
+	memset(p, 0, sizeof(*p));
+	p->m = *m;
+	p->before = *before;
+	if (!!(before->flags & LCLK_MODEL_TAI) != m->tai) {
+		snprintf(err, errlen, "the clock counts %s but the sources give %s",
+			 m->tai ? "UTC" : "TAI", m->tai ? "TAI" : "UTC");
+		return -EINVAL;
+	}
+	if (m->bound_ns < 0 || mag + m->bound_ns > LCLK_MAX_BOUND_NS) {
+		snprintf(err, errlen, "bound %lld ns is out of the module's range",
+			 (long long)m->bound_ns);
+		return -EINVAL;
+	}
+	s->t0_ns = m->base_ns;
+
+	if (mag > o->step_threshold_ns) {
+		if (off < 0 && !o->allow_backward) {
+			snprintf(err, errlen,
+				 "the clock is %.9f s ahead: stepping it back needs --allow-backward",
+				 -off / 1e9);
+			return -ERANGE;
+		}
+		p->action = APPLY_STEP;
+		s->modes = LCLK_SET_OFFSET | LCLK_SET_BOUND;
+		s->flags = off < 0 ? LCLK_ALLOW_BACKWARD : 0;
+		s->offset_ns = model_logical(before, m->base_ns) + off - m->base_ns;
+		s->bound_ns = m->bound_ns + APPLY_ROUNDING_NS;
+		return 0;
+	}
+
+	/* Rate headroom on the side the slew goes, and bound-growth headroom. */
+	headroom = info->max_rate_ppt - (off >= 0 ? before->rate_ppt : -before->rate_ppt);
+	if (headroom > ((int64_t)LCLK_MAX_DRIFT_PPB - before->max_drift_ppb) * 1000)
+		headroom = ((int64_t)LCLK_MAX_DRIFT_PPB - before->max_drift_ppb) * 1000;
+	if (headroom <= 0) {
+		snprintf(err, errlen, "no rate headroom to slew (rate %lld ppt, limit %lld ppt)",
+			 (long long)before->rate_ppt, (long long)info->max_rate_ppt);
+		return -EDOM;
+	}
+	p->action = APPLY_SLEW;
+	p->slew_ns = (int64_t)ceil((double)mag * 1e12 / headroom);
+	if (p->slew_ns < APPLY_MIN_SLEW_NS)
+		p->slew_ns = APPLY_MIN_SLEW_NS;
+	/* Truncated towards zero: never beyond the headroom. */
+	p->slew_ppt = (int64_t)((double)off * 1e12 / p->slew_ns);
+	s->modes = LCLK_SET_RATE | LCLK_SET_BOUND | LCLK_SET_MAX_DRIFT;
+	s->rate_ppt = before->rate_ppt + p->slew_ppt;
+	s->bound_ns = mag + m->bound_ns + APPLY_ROUNDING_NS;
+	s->max_drift_ppb = before->max_drift_ppb + (llabs(p->slew_ppt) + 999) / 1000;
+	return 0;
+}
+
+void apply_slew_end(const struct apply_plan *p, const struct lclk_model *slewing,
+		    int64_t t_end, struct lclk_set_model *end, int64_t *left)
+{
+	int64_t want = model_logical(&p->before, t_end) + p->m.offset_ns;
+	int64_t bound = p->m.bound_ns + APPLY_ROUNDING_NS +
+			drift_ns(t_end - p->m.base_ns, p->before.max_drift_ppb);
+
+	memset(end, 0, sizeof(*end));
+	end->modes = LCLK_SET_RATE | LCLK_SET_BOUND | LCLK_SET_MAX_DRIFT;
+	end->t0_ns = t_end;
+	end->rate_ppt = p->before.rate_ppt;
+	end->max_drift_ppb = p->before.max_drift_ppb;
+	*left = want - model_logical(slewing, t_end);
+	if (*left >= 0) {
+		/* The rest is a forward step of what the timer was early. */
+		end->modes |= LCLK_SET_OFFSET;
+		end->offset_ns = want - t_end;
+		end->bound_ns = bound;
+	} else {
+		/* Overshot: keep it, and own up to it in the bound. */
+		end->bound_ns = bound - *left;
+	}
+}
+
+/* Sleep until base time t unless one of sigs arrives; false if one did. */
+static bool wait_until(int64_t t, const sigset_t *sigs)
+{
+	for (;;) {
+		int64_t left = t - mono_ns();
+		struct timespec ts;
+
+		if (left <= 0)
+			return true;
+		ts.tv_sec = left / 1000000000LL;
+		ts.tv_nsec = left % 1000000000LL;
+		if (sigtimedwait(sigs, NULL, &ts) > 0)
+			return false;
+	}
+}
+
+static int end_slew(int fd, const struct apply_plan *p, int64_t *residual,
+		    char *err, size_t errlen)
+{
+	struct lclk_model slewing;
+	struct lclk_set_model end;
+	int64_t left;
+	int ret, tries;
+
+	ret = device_ioctl(fd, LCLK_IOC_GET_MODEL, &slewing);
+	for (tries = 0; !ret && tries < 3; tries++) {
+		int64_t t_end = mono_ns();
+
+		apply_slew_end(p, &slewing, t_end, &end, &left);
+		ret = device_ioctl(fd, LCLK_IOC_SET_MODEL, &end);
+		*residual = left >= 0 ? 0 : -left;
+		/* ERANGE: the step we computed went back after all; recompute. */
+		if (ret != -ERANGE)
+			break;
+		ret = device_ioctl(fd, LCLK_IOC_GET_MODEL, &slewing);
+		if (!ret)
+			ret = -ERANGE;
+	}
+	if (ret)
+		snprintf(err, errlen,
+			 "ending the slew failed: the rate stays %+lld ppt off, but the bound still holds (it grows with the slew rate): %s",
+			 (long long)p->slew_ppt, strerror(-ret));
+	return ret;
+}
+
+int apply_execute(int fd, const struct apply_plan *p, int64_t *residual_ns,
+		  char *err, size_t errlen)
+{
+	struct lclk_set_model start = p->start;
+	struct lclk_model slewing;
+	sigset_t sigs, old;
+	int64_t t_end;
+	int ret;
+
+	*residual_ns = 0;
+	if (p->action == APPLY_SLEW) {
+		/* From here on a signal ends the slew instead of the process. */
+		sigemptyset(&sigs);
+		sigaddset(&sigs, SIGINT);
+		sigaddset(&sigs, SIGTERM);
+		sigaddset(&sigs, SIGHUP);
+		sigprocmask(SIG_BLOCK, &sigs, &old);
+	}
+	ret = device_ioctl(fd, LCLK_IOC_SET_MODEL, &start);
+	if (ret) {
+		snprintf(err, errlen, "%s", strerror(-ret));
+		goto out;
+	}
+	if (p->action == APPLY_STEP)
+		return 0;
+
+	ret = device_ioctl(fd, LCLK_IOC_GET_MODEL, &slewing);
+	/*
+	 * End a little early for a positive offset, a little late for a
+	 * negative one: the leftover is then a tiny forward step.
+	 */
+	t_end = slewing.t0_ns + p->slew_ns +
+		(p->m.offset_ns >= 0 ? -1 : 1) * (p->slew_ns / 100 + 100000);
+	if (!ret && !wait_until(t_end, &sigs))
+		fprintf(stderr, "lclkctl: interrupted: ending the slew now\n");
+	ret = end_slew(fd, p, residual_ns, err, errlen);
+out:
+	if (p->action == APPLY_SLEW)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
