@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit test of the model arithmetic in include/lclk_model.h, the
+ * same code the module runs, at the edges of its ranges, and of the mmap
+ * reader in include/lclk.h on a page built in memory. No module needed.
+ * Prints TAP.
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lclk.h"
+
+static int tests, failures;
+
+static __attribute__((format(printf, 2, 3)))
+void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	tests++;
+	if (!cond)
+		failures++;
+	printf("%s %d - ", cond ? "ok" : "not ok", tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static __u64 rng = 0x9e3779b97f4a7c15ULL;
+
+static __u64 next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Uniform in [lo, hi], both within __s64. */
+static __s64 between(__s64 lo, __s64 hi)
+{
+	return lo + (__s64)(next() % ((__u64)(hi - lo) + 1));
+}
+
+#define MAX_MULT 1099511627LL	/* 10^9 ppt * 2^40 / 10^12, truncated */
+
+static void test_mult(void)
+{
+	__s64 ppt, prev;
+	int distinct = 1;
+
+	ok(lclk_ppt_to_mult(0) == 0, "ppt_to_mult(0) == 0");
+	ok(lclk_ppt_to_mult(LCLK_MAX_RATE_PPT) == MAX_MULT,
+	   "ppt_to_mult(max) == %lld", (long long)MAX_MULT);
+	ok(lclk_ppt_to_mult(-LCLK_MAX_RATE_PPT) == -MAX_MULT,
+	   "ppt_to_mult(-max) == -ppt_to_mult(max)");
+	ok(lclk_ppt_to_mult(1) == 1 && lclk_ppt_to_mult(-1) == -1,
+	   "1 ppt is representable");
+	ok(lclk_ppt_to_mult(123456789) == 135742175,
+	   "ppt_to_mult(123456789) == 135742175");
+	ok(lclk_ppb_to_mult(LCLK_MAX_DRIFT_PPB) == MAX_MULT,
+	   "ppb_to_mult(max drift) == ppt_to_mult(1000 ppm)");
+	ok(MAX_MULT < (1LL << LCLK_RATE_SHIFT),
+	   "|rate_mult| < 2^%d, so the rate cannot run time backwards",
+	   LCLK_RATE_SHIFT);
+
+	/* ppb resolution: every ppb step gives a distinct multiplier */
+	prev = lclk_ppt_to_mult(-LCLK_MAX_RATE_PPT);
+	for (ppt = -LCLK_MAX_RATE_PPT + 1000; ppt <= LCLK_MAX_RATE_PPT;
+	     ppt += 1000) {
+		__s64 m = lclk_ppt_to_mult(ppt);
+
+		if (m <= prev)
+			distinct = 0;
+		prev = m;
+	}
+	ok(distinct, "every ppb in +-1000 ppm has its own multiplier");
+}
+
+static void test_scale(void)
+{
+	int i, good = 1;
+
+	ok(lclk_scale(LLONG_MAX, MAX_MULT) == 9223372030345215LL,
+	   "scale(S64_MAX, +max) exact, no overflow");
+	ok(lclk_scale(LLONG_MAX, -MAX_MULT) == -9223372030345216LL,
+	   "scale(S64_MAX, -max) exact, no overflow");
+	ok(lclk_scale(LLONG_MIN, MAX_MULT) == -9223372030345216LL,
+	   "scale(S64_MIN, +max) exact, no overflow");
+	ok(lclk_scale(LLONG_MIN, -MAX_MULT) == 9223372030345216LL,
+	   "scale(S64_MIN, -max) exact, no overflow");
+	ok(lclk_scale(123456789, 0) == 0, "scale(x, 0) == 0");
+	ok(lclk_scale(1LL << 40, 777) == 777, "scale(2^40, m) == m");
+	ok(lclk_scale(1, 1) == 0 && lclk_scale(-1, 1) == -1,
+	   "scale rounds towards minus infinity");
+
+	/* Accuracy: the error of the truncated multiplier is < 1 ppt. */
+	for (i = 0; i < 200000; i++) {
+		__s64 ppt = between(-LCLK_MAX_RATE_PPT, LCLK_MAX_RATE_PPT);
+		__s64 dt = between(0, 1LL << 62);
+		__int128 exact = (__int128)dt * ppt / 1000000000000LL;
+		__int128 err = lclk_scale(dt, lclk_ppt_to_mult(ppt)) - exact;
+
+		if (err < 0)
+			err = -err;
+		if (err > dt / 1000000000000LL + 2)
+			good = 0;
+	}
+	ok(good, "scale(dt, ppt) within dt * 1e-12 + 2 ns of exact, dt < 2^62");
+}
+
+static int step_ok(__s64 t, __s64 t0, __s64 off, __s64 mult)
+{
+	__s64 a = lclk_logical(t, t0, off, mult);
+	__s64 b = lclk_logical(t + 1, t0, off, mult);
+
+	return b - a >= 0 && b - a <= 2;
+}
+
+static void test_monotonic(void)
+{
+	static const __s64 mults[] = { MAX_MULT, -MAX_MULT, 0, 1, -1 };
+	__s64 t0 = 1000000000LL, off = 5;
+	unsigned int m;
+	int i, good = 1;
+
+	for (m = 0; m < sizeof(mults) / sizeof(mults[0]); m++) {
+		for (i = -3; i <= 3; i++)
+			good &= step_ok(t0 + i, t0, off, mults[m]);
+		for (i = -3; i <= 3; i++)
+			good &= step_ok(t0 + (1LL << 62) + i, t0, off, mults[m]);
+		for (i = 0; i < 100000; i++)
+			good &= step_ok(between(0, 1LL << 62), t0, off, mults[m]);
+	}
+	ok(good, "logical(t + 1) - logical(t) in [0, 2] at every rate, near t0 and far");
+}
+
+/*
+ * The module re-anchors the model at each update: t0' = now, offset' =
+ * offset + scale(now - t0). Afterwards logical time is at most 1 ns lower
+ * than before, never higher, and logical(now) itself is unchanged.
+ */
+static void test_reanchor(void)
+{
+	int i, at_now = 1, after = 1;
+
+	for (i = 0; i < 500000; i++) {
+		__s64 mult = lclk_ppt_to_mult(between(-LCLK_MAX_RATE_PPT,
+						       LCLK_MAX_RATE_PPT));
+		__s64 t0 = between(0, 1LL << 61);
+		__s64 now = t0 + between(0, 1LL << 60);
+		__s64 t = now + between(0, 1LL << 40);
+		__s64 off = between(-LCLK_MAX_OFFSET_NS / 2,
+				    LCLK_MAX_OFFSET_NS / 2);
+		__s64 off2 = off + lclk_scale(now - t0, mult);
+		__s64 d;
+
+		if (lclk_logical(now, now, off2, mult) !=
+		    lclk_logical(now, t0, off, mult))
+			at_now = 0;
+		d = lclk_logical(t, now, off2, mult) -
+		    lclk_logical(t, t0, off, mult);
+		if (d < -1 || d > 0)
+			after = 0;
+	}
+	ok(at_now, "re-anchoring keeps logical(now) exactly");
+	ok(after, "re-anchoring moves later logical time by 0 or -1 ns");
+}
+
+static void test_bound_status(void)
+{
+	__s64 h = 10 * 1000000000LL;
+
+	ok(lclk_bound(5, LCLK_STATUS_UNSYNCED, 1, 0, MAX_MULT) ==
+	   LCLK_BOUND_UNKNOWN, "bound is unknown while unsynced");
+	ok(lclk_bound(100, LCLK_STATUS_SYNCED, 7, 200, MAX_MULT) == 7,
+	   "bound before last_update is bound0");
+	ok(lclk_bound(1000000000LL, LCLK_STATUS_SYNCED, 7, 0,
+		      lclk_ppb_to_mult(50000)) == 7 + 49999,
+	   "1 s at 50 ppm adds 50 us (less the truncation)");
+	ok(lclk_bound(LLONG_MAX, LCLK_STATUS_SYNCED, LCLK_MAX_BOUND_NS, 0,
+		      MAX_MULT) == LCLK_MAX_BOUND_NS + 9223372030345215LL,
+	   "largest bound at largest age and drift does not overflow");
+	ok(lclk_status(h, LCLK_STATUS_SYNCED, 0, h) == LCLK_STATUS_SYNCED,
+	   "SYNCED at exactly the holdover period");
+	ok(lclk_status(h + 1, LCLK_STATUS_SYNCED, 0, h) == LCLK_STATUS_HOLDOVER,
+	   "HOLDOVER 1 ns after it");
+	ok(lclk_status(LLONG_MAX, LCLK_STATUS_UNSYNCED, 0, 0) ==
+	   LCLK_STATUS_UNSYNCED, "UNSYNCED stays UNSYNCED");
+}
+
+/* The reader of include/lclk.h, on a page that lives in this process. */
+static void test_reader(void)
+{
+	size_t size = sizeof(struct lclk_page) + 4 * sizeof(__s64);
+	struct lclk_page *p = calloc(1, size);
+	struct lclk_clock c = { .fd = -1, .page = p, .size = size };
+	struct lclk_now n;
+	cpu_set_t set;
+
+	if (!p)
+		abort();
+	p->magic = LCLK_PAGE_MAGIC;
+	p->ncpus = 4;
+	p->status = LCLK_STATUS_SYNCED;
+	p->t0_ns = 1000;
+	p->offset_ns = 1000000;
+	p->rate_ppt = 500000000;
+	p->rate_mult = lclk_ppt_to_mult(p->rate_ppt);
+	p->drift_mult = lclk_ppb_to_mult(50000);
+	p->bound0_ns = 10;
+	p->last_update_ns = 1000;
+	p->holdover_ns = 1000000000;
+	p->cpu_offset_ns[2] = 77;
+
+	lclk_from_base(&c, 1000 + 1000000000LL, -1, &n);
+	ok(n.time_ns == 1000 + 1000000000LL + 1000000 + 500000 - 1 &&
+	   n.bound_ns == 10 + 50000 - 1 && n.status == LCLK_STATUS_SYNCED &&
+	   n.cpu == -1, "lclk_from_base: 1 s after t0 at 500 ppm");
+	lclk_from_base(&c, 1000, 2, &n);
+	ok(n.time_ns == 1000 + 1000000 + 77, "lclk_from_base applies cpu 2's offset");
+	lclk_from_base(&c, 1000, 9, &n);
+	ok(n.time_ns == 1000 + 1000000, "a CPU beyond ncpus gets no offset");
+	lclk_from_base(&c, 1000 + 2000000000LL, -1, &n);
+	ok(n.status == LCLK_STATUS_HOLDOVER, "holdover seen by the reader");
+
+	lclk_now(&c, &n);
+	ok(n.cpu == -1, "lclk_now skips the CPU number without offsets");
+	p->flags = LCLK_PAGE_CPU_OFFSETS;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) == 0) {
+		lclk_now(&c, &n);
+		ok(n.cpu == 0, "lclk_now reads the CPU with offsets");
+	} else {
+		ok(1, "# SKIP cannot pin to CPU 0");
+	}
+	free(p);
+}
+
+int main(void)
+{
+	test_mult();
+	test_scale();
+	test_monotonic();
+	test_reanchor();
+	test_bound_status();
+	test_reader();
+	printf("1..%d\n", tests);
+	return failures ? 1 : 0;
+}
