@@ -5,11 +5,16 @@
 
 #include "source.h"
 
+extern const struct source_ops phc_source_ops, ptp_source_ops, ptp4l_source_ops;
+
 extern const struct source_ops ntp_source_ops;
 
 /* Every backend, NULL-terminated. */
 static const struct source_ops *const backends[] = {
 	&ntp_source_ops,
+	&ptp_source_ops,
+	&phc_source_ops,
+	&ptp4l_source_ops,
 	NULL
 };
 
