@@ -12,8 +12,10 @@
  *
  * Output, one line each:
  *   ready PID PEER_PID        before the first round (after -w's line)
- *   done ROUNDS CALLS PEER_CALLS ELAPSED_NS
- * CALLS are the send/recv calls of the initiator, PEER_CALLS the peer's.
+ *   done ROUNDS CALLS PEER_CALLS ELAPSED_NS CPU_NS
+ * ROUNDS completed (-t MS stops early), CALLS the send/recv calls of the
+ * initiator, PEER_CALLS the peer's, CPU_NS the initiator's CPU time: what
+ * a benchmark divides by CALLS, unaffected by waiting for a busy CPU.
  * -l FILE logs each round as "SEND_BEFORE RECV_AFTER" in logical time
  * (/dev/lclk0) or, without the module, CLOCK_MONOTONIC: any traced call of
  * the round starts and ends between the two.
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,6 +44,7 @@ struct counts {
 struct opts {
 	long rounds;
 	long delay_us;
+	long limit_ms;
 	bool busy;
 	bool wait_line;
 	const char *log;
@@ -55,7 +59,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fputs("usage: pingpong [-n ROUNDS] [-d DELAY_US] [-b] [-w] [-l LOG] [-c COMM]\n",
+	fputs("usage: pingpong [-n ROUNDS] [-t LIMIT_MS] [-d DELAY_US] [-b] [-w] [-l LOG] [-c COMM]\n",
 	      stderr);
 	exit(2);
 }
@@ -96,13 +100,23 @@ static void peer(int fd, const struct opts *o, struct counts *c)
 	long i;
 
 	for (i = 0; i < o->rounds; i++) {
-		if (xrecv(fd, o->busy, &c->calls[1]))
+		/* The first wait is for "go": no spinning before it. */
+		if (xrecv(fd, o->busy && i > 0, &c->calls[1]))
 			break;
 		if (o->delay_us)
 			nanosleep(&d, NULL);
 		xsend(fd, &c->calls[1]);
 	}
 	_exit(0);
+}
+
+static int64_t cpu_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
 }
 
 static int64_t now_ns(const struct lclk_clock *lc, bool logical)
@@ -119,10 +133,13 @@ static void parse(int argc, char **argv, struct opts *o)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:d:bwl:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:d:bwl:c:")) != -1) {
 		switch (opt) {
 		case 'n':
 			o->rounds = atol(optarg);
+			break;
+		case 't':
+			o->limit_ms = atol(optarg);
 			break;
 		case 'd':
 			o->delay_us = atol(optarg);
@@ -143,7 +160,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			usage();
 		}
 	}
-	if (optind < argc || o->rounds <= 0 || o->delay_us < 0)
+	if (optind < argc || o->rounds <= 0 || o->delay_us < 0 || o->limit_ms < 0)
 		usage();
 }
 
@@ -151,7 +168,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { .rounds = 1000 };
 	struct lclk_clock lc = { .fd = -1 };
-	int64_t start, elapsed, *stamps = NULL;
+	int64_t start, elapsed, cpu, deadline, *stamps = NULL;
 	bool logical;
 	struct counts *c;
 	int sv[2], status;
@@ -186,8 +203,10 @@ int main(int argc, char **argv)
 	if (o.wait_line && !fgets(line, sizeof(line), stdin))
 		die("waiting for the start line");
 
+	cpu = cpu_ns();
 	start = lclk_monotonic_ns();
-	for (i = 0; i < o.rounds; i++) {
+	deadline = o.limit_ms ? start + o.limit_ms * 1000000LL : INT64_MAX;
+	for (i = 0; i < o.rounds && lclk_monotonic_ns() < deadline; i++) {
 		if (stamps)
 			stamps[2 * i] = now_ns(&lc, logical);
 		xsend(sv[0], &c->calls[0]);
@@ -199,6 +218,8 @@ int main(int argc, char **argv)
 			stamps[2 * i + 1] = now_ns(&lc, logical);
 	}
 	elapsed = lclk_monotonic_ns() - start;
+	cpu = cpu_ns() - cpu;
+	o.rounds = i;
 	close(sv[0]);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 		die("peer");
@@ -214,8 +235,8 @@ int main(int argc, char **argv)
 		if (fclose(f))
 			die(o.log);
 	}
-	printf("done %ld %llu %llu %lld\n", o.rounds,
+	printf("done %ld %llu %llu %lld %lld\n", o.rounds,
 	       (unsigned long long)c->calls[0], (unsigned long long)c->calls[1],
-	       (long long)elapsed);
+	       (long long)elapsed, (long long)cpu);
 	return 0;
 }

@@ -6,7 +6,8 @@
 # readings, Prometheus and Perfetto outputs, bad input.
 #
 # On the host the outliers are in CLOCK_MONOTONIC (no module); tests/guest/trace.sh
-# runs this with TRACE_CLOCK=logical and the module loaded.
+# runs this with TRACE_CLOCK=logical and the module loaded. ROUNDS and DELAY_US
+# (the peer's delay) may be changed.
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -15,8 +16,11 @@ PINGPONG=${PINGPONG:-build/tests/bench/pingpong}
 CHECK=tests/integration/trace_check.py
 TRACE_CLOCK=${TRACE_CLOCK:-monotonic}
 ROUNDS=${ROUNDS:-100}
-DELAY_US=5000			# in (2^22, 2^23] ns with up to 3.39 ms of wake-up
-LOW=$(((1 << 22) + 1)) HIGH=$((1 << 23))
+DELAY_US=${DELAY_US:-5000}
+# The delay's bucket, (2^(k-1), 2^k] ns with k = ceil(log2(delay)): 5 ms is
+# in (4.19 ms, 8.39 ms], leaving 3.39 ms for the wake-ups.
+k=0; while [ $((1 << k)) -lt $((DELAY_US * 1000)) ]; do k=$((k + 1)); done
+LOW=$(((1 << (k - 1)) + 1)) HIGH=$((1 << k))
 
 TMP=$(mktemp -d /tmp/lclk-trace-test.XXXXXX)
 CG=""
@@ -177,7 +181,7 @@ check "ioctl: 5 on infiniband/uverbs0" $CHECK series "$TMP/io.jsonl" $IO ioctl e
 check "ioctl: 7 on /dev/null (other)" $CHECK series "$TMP/io.jsonl" $IO ioctl error 7 --device other
 
 # ---- every call an outlier: streamed or counted as lost, never silent ------
-start_pp all -n 20000 -b
+start_pp all -n $((ROUNDS * 100)) -b
 start_trace all --pid "$PP_PID" --threshold 1ns
 go all; pp_wait all; stop_trace
 check "threshold 1ns: outliers + lost events = calls" $CHECK invariant "$TMP/all.jsonl"

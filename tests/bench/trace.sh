@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Cost of lclkctl trace per syscall, in one run, on a busy-polling socket
+# ping-pong (tests/bench/pingpong.c -b: send, recv and EAGAIN recvs, the calls
+# trace times) of DURATION_MS, measured as the initiator's CPU ns per call (CPU
+# time, so that waiting for a CPU on a loaded host does not count):
+#   untraced
+#   traced by lclkctl trace --pid
+#   traced by the equivalent bpftrace script (same calls, per-(pid, call,
+#     outcome) log2 histograms, bytes, an outlier printf above 1 ms)
+#   excluded by lclkctl trace's filter (--pid of another process)
+# Each configuration runs REPS times, interleaved; medians are compared.
+#   BENCH trace.overhead_vs_bpftrace  lclkctl's added ns / bpftrace's (goal <= 0.5)
+#   BENCH trace.filtered_out_ns       added ns per call of an excluded process (goal <= 30)
+set -u
+cd "$(dirname "$0")/../.."
+
+LCLKCTL=${LCLKCTL:-build/lclkctl}
+PINGPONG=${PINGPONG:-build/tests/bench/pingpong}
+REPS=${REPS:-5}
+DURATION_MS=${DURATION_MS:-500}
+TRACEFS=/sys/kernel/tracing
+
+TMP=$(mktemp -d /tmp/lclk-bench-trace.XXXXXX)
+TRACER="" IDLE="" MOUNTED=""
+cleanup() {
+	[ -n "$TRACER" ] && kill -KILL "$TRACER" 2>/dev/null
+	[ -n "$IDLE" ] && kill -KILL "$IDLE" 2>/dev/null
+	wait 2>/dev/null
+	[ -n "$MOUNTED" ] && umount "$TRACEFS"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+for b in "$LCLKCTL" "$PINGPONG"; do
+	[ -x "$b" ] || { echo "trace bench: $b is not built (make)" >&2; exit 1; }
+done
+command -v bpftrace >/dev/null || { echo "trace bench: bpftrace is not installed (make deps)" >&2; exit 1; }
+# bpftrace's tracepoints need tracefs; mount it for the run if it is not.
+if [ ! -e "$TRACEFS/events" ]; then
+	mount -t tracefs nodev "$TRACEFS" && MOUNTED=1
+fi
+
+# The calls lclkctl trace times, by x86_64 number (tools/trace_sys.c).
+NRS="44 45 46 47 307 299 0 1 19 20 7 271 23 270 232 281 441 202 449 16"
+bt_script() {
+	local pred="" nr
+	for nr in $NRS; do pred="$pred${pred:+ || }\$id == $nr"; done
+	# BEGIN fires once every probe is attached.
+	cat <<EOF
+BEGIN { printf("Attached\n"); }
+tracepoint:raw_syscalls:sys_enter /pid == $1/ {
+	\$id = args->id;
+	if ($pred) { @start[tid] = nsecs; }
+}
+tracepoint:raw_syscalls:sys_exit /@start[tid]/ {
+	\$lat = nsecs - @start[tid];
+	\$out = args->ret > 0 ? 0 : (args->ret == 0 ? 1 : (args->ret == -11 ? 2 : 3));
+	@lat[pid, args->id, \$out] = hist(\$lat);
+	@bytes[pid, args->id, \$out] = sum(args->ret > 0 ? args->ret : 0);
+	if (\$lat > 1000000) { printf("%d %d %d %d\n", pid, tid, args->id, \$lat); }
+	delete(@start[tid]);
+}
+EOF
+}
+
+# run MODE: one ping-pong, traced as MODE says; prints the initiator's CPU ns/call.
+run() {
+	local mode=$1 pp pid i
+	mkfifo "$TMP/ctl"
+	"$PINGPONG" -w -b -n 100000000 -t "$DURATION_MS" <"$TMP/ctl" >"$TMP/pp.out" &
+	pp=$!
+	exec {ctl}>"$TMP/ctl"
+	for i in $(seq 100); do grep -qs ready "$TMP/pp.out" && break; sleep 0.05; done
+	read -r _ pid _ <"$TMP/pp.out"
+	case $mode in
+	lclkctl)	"$LCLKCTL" trace --pid "$pid" >/dev/null 2>"$TMP/tracer.err" & ;;
+	filtered)	"$LCLKCTL" trace --pid "$IDLE" >/dev/null 2>"$TMP/tracer.err" & ;;
+	bpftrace)	bt_script "$pid" >"$TMP/bt.bt"
+			bpftrace "$TMP/bt.bt" >"$TMP/tracer.err" 2>&1 & ;;
+	esac
+	TRACER=""
+	if [ "$mode" != untraced ]; then
+		TRACER=$!
+		for i in $(seq 400); do
+			grep -qs '^Tracing\|^Attached$' "$TMP/tracer.err" && break
+			kill -0 $TRACER 2>/dev/null || break
+			sleep 0.05
+		done
+		grep -qs '^Tracing\|^Attached$' "$TMP/tracer.err" ||
+			{ echo "trace bench: $mode did not start:" >&2; cat "$TMP/tracer.err" >&2; exit 1; }
+	fi
+	echo go >&$ctl
+	exec {ctl}>&-
+	wait $pp
+	if [ -n "$TRACER" ]; then
+		kill -INT $TRACER; wait $TRACER; TRACER=""
+	fi
+	rm -f "$TMP/ctl"
+	awk '/^done/ { printf "%.2f\n", $6 / $3 }' "$TMP/pp.out"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+sleep 1000 &
+IDLE=$!
+for r in $(seq "$REPS"); do
+	for mode in untraced lclkctl bpftrace filtered; do
+		run $mode >>"$TMP/$mode"
+	done
+done
+
+base=$(median <"$TMP/untraced")
+lclk=$(median <"$TMP/lclkctl")
+bt=$(median <"$TMP/bpftrace")
+filt=$(median <"$TMP/filtered")
+echo "# CPU ns per call (median of $REPS): untraced $base, lclkctl $lclk, bpftrace $bt, excluded by the filter $filt"
+awk -v b="$base" -v l="$lclk" -v t="$bt" -v f="$filt" 'BEGIN {
+	printf "BENCH trace.overhead_vs_bpftrace %.3f\n", (t > b) ? (l - b) / (t - b) : 0
+	printf "BENCH trace.filtered_out_ns %.1f\n", f - b
+}'
