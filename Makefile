@@ -42,6 +42,8 @@ Q := @
 endif
 
 .PHONY: all deps module bpf tools tests lint check demo bench clean help
+# BPF objects are intermediates of the skeletons; keep them for bpftool/debugging.
+.SECONDARY:
 
 all: module tools tests
 
@@ -103,7 +105,7 @@ $(KSFT_H): $(LINUX_SRC_TAR)
 	$(Q)cp $(BUILD)/kernel-src/tools/testing/selftests/kselftest*.h $(@D)/
 $(CHECKPATCH): $(KSFT_H)
 
-$(BUILD)/tests/host/%: tests/host/%.c $(TOOL_LIB) $(wildcard tests/host/*.h)
+$(BUILD)/tests/host/%: tests/host/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/host/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/host $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
