@@ -93,7 +93,7 @@ check "no CAP_BPF: exit 3" expect_exit 3 "CAP_BPF" \
 
 # ---- --pid: exact counts and buckets ---------------------------------------
 start_pp pid -n "$ROUNDS" -d $DELAY_US -l "$TMP/pid.log"
-start_trace pid --pid "$PP_PID" --threshold 2ms --prom-out "$TMP/pid.prom" \
+start_trace pid --pid "$PP_PID" --threshold $((DELAY_US / 2))us --prom-out "$TMP/pid.prom" \
 	--trace-out "$TMP/pid.pftrace" --interval 500ms
 go pid; pp_wait pid; stop_trace
 check "pid: initiator's recvfrom: $ROUNDS calls in ($((LOW - 1)), $HIGH] ns (90%) or later, 8 bytes each" \
