@@ -22,8 +22,9 @@ DURATION_MS=${DURATION_MS:-500}
 TRACEFS=/sys/kernel/tracing
 
 TMP=$(mktemp -d /tmp/lclk-bench-trace.XXXXXX)
-TRACER="" IDLE="" MOUNTED=""
+TRACER="" IDLE="" MOUNTED="" PP=""
 cleanup() {
+	[ -n "$PP" ] && kill -KILL "$PP" 2>/dev/null
 	[ -n "$TRACER" ] && kill -KILL "$TRACER" 2>/dev/null
 	[ -n "$IDLE" ] && kill -KILL "$IDLE" 2>/dev/null
 	wait 2>/dev/null
@@ -66,10 +67,10 @@ EOF
 
 # run MODE: one ping-pong, traced as MODE says; prints the initiator's CPU ns/call.
 run() {
-	local mode=$1 pp pid i
+	local mode=$1 pid i
 	mkfifo "$TMP/ctl"
 	"$PINGPONG" -w -b -n 100000000 -t "$DURATION_MS" <"$TMP/ctl" >"$TMP/pp.out" &
-	pp=$!
+	PP=$!
 	exec {ctl}>"$TMP/ctl"
 	for i in $(seq 100); do grep -qs ready "$TMP/pp.out" && break; sleep 0.05; done
 	read -r _ pid _ <"$TMP/pp.out"
@@ -92,7 +93,7 @@ run() {
 	fi
 	echo go >&$ctl
 	exec {ctl}>&-
-	wait $pp
+	wait $PP; PP=""
 	if [ -n "$TRACER" ]; then
 		kill -INT $TRACER; wait $TRACER; TRACER=""
 	fi
