@@ -17,6 +17,7 @@ static const struct cli_cmd *const commands[] = {
 	&cmd_cpu_offset,
 	&cmd_query,
 	&cmd_sync,
+	&cmd_cpu_skew,
 	&cmd_trace,
 	&cmd_daemon,
 	NULL
