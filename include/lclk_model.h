@@ -63,20 +63,27 @@ static inline __s64 lclk_logical(__s64 t, __s64 t0, __s64 offset,
 static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
 			       __s64 last_update, __s64 drift_mult)
 {
-	__s64 age = t > last_update ? t - last_update : 0;
+	/*
+	 * Written without branches: it is on every reader's path, and the
+	 * result is the same as "unknown if unsynced, else bound0 plus the
+	 * growth over max(t - last_update, 0)".
+	 */
+	__s64 age = (__s64)((__u64)t - (__u64)last_update);
+	__s64 unknown = -(__s64)(status == LCLK_STATUS_UNSYNCED);
+	__s64 bound;
 
-	if (status == LCLK_STATUS_UNSYNCED)
-		return LCLK_BOUND_UNKNOWN;
-	return bound0 + lclk_scale(age, drift_mult);
+	age &= ~(age >> 63);		/* max(age, 0) */
+	bound = bound0 + lclk_scale(age, drift_mult);
+	return (bound & ~unknown) | (LCLK_BOUND_UNKNOWN & unknown);
 }
 
 /* Status as of base time t, from the stored status (UNSYNCED or SYNCED). */
 static inline __u32 lclk_status(__s64 t, __u32 status, __s64 last_update,
 				__s64 holdover)
 {
-	if (status == LCLK_STATUS_SYNCED && t - last_update > holdover)
-		return LCLK_STATUS_HOLDOVER;
-	return status;
+	/* HOLDOVER is SYNCED + 1; no branch, as in lclk_bound() */
+	return status + ((status == LCLK_STATUS_SYNCED) &
+			 (t - last_update > holdover));
 }
 
 #endif /* _LCLK_MODEL_H */

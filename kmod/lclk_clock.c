@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lclk: the clock model of one instance, the page that publishes it and
- * the kernel's own reader of that page.
+ * lclk: the clock model of one instance and the page that publishes it
+ * (the kernel's reader of that page is in lclk_page.h).
  *
  * The page is the only copy readers see, userspace and kernel alike, and
  * is written under the protocol that include/lclk.h expects: seq is made
@@ -44,22 +44,6 @@ static void lclk_write_end(struct lclk_page *p)
 {
 	smp_wmb();	/* the fields before the even seq */
 	WRITE_ONCE(p->seq, p->seq + 1);
-}
-
-static u32 lclk_read_begin(const struct lclk_page *p)
-{
-	u32 seq;
-
-	while ((seq = READ_ONCE(p->seq)) & 1)
-		cpu_relax();
-	smp_rmb();	/* seq before the fields */
-	return seq;
-}
-
-static bool lclk_read_retry(const struct lclk_page *p, u32 seq)
-{
-	smp_rmb();	/* the fields before seq again */
-	return READ_ONCE(p->seq) != seq;
 }
 
 /* Copy the writer's state to the page; seq is odd. */
@@ -319,40 +303,6 @@ s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu)
 }
 
 /* ---- reading ------------------------------------------------------------- */
-
-/*
- * Evaluate the clock now, as userspace's lclk_now() does: the same page,
- * the same arithmetic, so both give the same answer for the same base
- * reading. cpu >= 0 adds that CPU's offset; the caller keeps preemption
- * off so that cpu is the one ktime_get_ns() ran on. sts may be NULL.
- */
-void lclk_read(struct lclk_dev *ld, int cpu, struct ptp_system_timestamp *sts,
-	       struct lclk_reading *r)
-{
-	const struct lclk_page *p = ld->page;
-	s64 t, last;
-	u32 seq, status;
-
-	do {
-		seq = lclk_read_begin(p);
-		ptp_read_system_prets(sts);
-		t = ktime_get_ns();
-		ptp_read_system_postts(sts);
-
-		status = READ_ONCE(p->status);
-		last = READ_ONCE(p->last_update_ns);
-		r->base_ns = t;
-		r->logical_ns = lclk_logical(t, READ_ONCE(p->t0_ns),
-					     READ_ONCE(p->offset_ns),
-					     READ_ONCE(p->rate_mult));
-		if (cpu >= 0)
-			r->logical_ns += READ_ONCE(p->cpu_offset_ns[cpu]);
-		r->bound_ns = lclk_bound(t, status, READ_ONCE(p->bound0_ns),
-					 last, READ_ONCE(p->drift_mult));
-		r->status = lclk_status(t, status, last,
-					READ_ONCE(p->holdover_ns));
-	} while (lclk_read_retry(p, seq));
-}
 
 /* A consistent copy of the writer's state and the base time it is for. */
 void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now)

@@ -21,6 +21,7 @@
 #include <linux/types.h>
 
 #include "lclk_model.h"
+#include "lclk_page.h"
 
 /* The model as its writer keeps it; mirrored into struct lclk_page. */
 struct lclk_state {
@@ -88,23 +89,13 @@ struct lclk_change {
 	s64 time_ns;
 };
 
-/* One evaluation of the clock, as GET_TIME and the PTP clock return it. */
-struct lclk_reading {
-	s64 base_ns;
-	s64 logical_ns;
-	s64 bound_ns;
-	u32 status;
-};
-
-/* lclk_clock.c: the model, its page and its evaluation */
+/* lclk_clock.c: the model and the writer of its page */
 int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns);
 void lclk_clock_free(struct lclk_dev *ld);
 int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c);
 int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 			u32 flags);
 s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu);
-void lclk_read(struct lclk_dev *ld, int cpu, struct ptp_system_timestamp *sts,
-	       struct lclk_reading *r);
 void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now);
 
 /* lclk_fops.c */

@@ -41,7 +41,7 @@ static int lclk_ptp_gettimex64(struct ptp_clock_info *info,
 {
 	struct lclk_reading r;
 
-	lclk_read(lclk_of(info), -1, sts, &r);
+	lclk_page_read(lclk_of(info)->page, -1, sts, &r);
 	*ts = ns_to_timespec64(r.logical_ns);
 	return 0;
 }

@@ -193,6 +193,45 @@ static void test_bound_status(void)
 	   LCLK_STATUS_UNSYNCED, "UNSYNCED stays UNSYNCED");
 }
 
+/* The branch-free forms in lclk_model.h against their plain definitions. */
+static __s64 ref_bound(__s64 t, __u32 status, __s64 bound0, __s64 last,
+		       __s64 drift_mult)
+{
+	if (status == LCLK_STATUS_UNSYNCED)
+		return LCLK_BOUND_UNKNOWN;
+	return bound0 + lclk_scale(t > last ? t - last : 0, drift_mult);
+}
+
+static __u32 ref_status(__s64 t, __u32 status, __s64 last, __s64 holdover)
+{
+	if (status == LCLK_STATUS_SYNCED && t - last > holdover)
+		return LCLK_STATUS_HOLDOVER;
+	return status;
+}
+
+static void test_reference(void)
+{
+	int i, bound_same = 1, status_same = 1;
+
+	for (i = 0; i < 1000000; i++) {
+		__s64 last = between(0, 1LL << 62);
+		__s64 t = i & 1 ? last + between(-1000, 1000) :
+				  between(0, 1LL << 62);
+		__u32 st = next() % 2;	/* stored: UNSYNCED or SYNCED */
+		__s64 b0 = between(0, LCLK_MAX_BOUND_NS);
+		__s64 dm = lclk_ppb_to_mult(next() % (LCLK_MAX_DRIFT_PPB + 1));
+		__s64 h = i & 2 ? between(0, 2000) : between(0, 1LL << 62);
+
+		if (lclk_bound(t, st, b0, last, dm) !=
+		    ref_bound(t, st, b0, last, dm))
+			bound_same = 0;
+		if (lclk_status(t, st, last, h) != ref_status(t, st, last, h))
+			status_same = 0;
+	}
+	ok(bound_same, "lclk_bound() is its plain definition, 10^6 random cases");
+	ok(status_same, "lclk_status() is its plain definition, 10^6 random cases");
+}
+
 /* The reader of include/lclk.h, on a page that lives in this process. */
 static void test_reader(void)
 {
@@ -249,6 +288,7 @@ int main(void)
 	test_monotonic();
 	test_reanchor();
 	test_bound_status();
+	test_reference();
 	test_reader();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
