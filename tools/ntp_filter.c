@@ -8,6 +8,13 @@
 
 #define NTP_FILTER_MAX 256
 
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* |dt| x ppb, rounded up so a bound never shrinks. */
 static int64_t drift_ns(int64_t dt, uint32_t ppb)
 {
@@ -19,7 +26,8 @@ static unsigned int delay_tests(const struct ntp_sample *s, unsigned int n,
 				unsigned int *best)
 {
 	double mean = 0, var = 0, sd;
-	unsigned int i, kept = 0;
+	int64_t delays[NTP_FILTER_MAX], median;
+	unsigned int i, m = 0, kept = 0;
 
 	for (i = 0; i < n; i++) {
 		keep[i] = s[i].delay_ns >= 0 && s[i].delay_ns <= o->max_delay_ns;
@@ -40,17 +48,26 @@ static unsigned int delay_tests(const struct ntp_sample *s, unsigned int n,
 	/*
 	 * chrony's maxdelaydevratio: a delay increase over the minimum that
 	 * is large against the spread of the offsets is queueing, not
-	 * information. The spread never counts as less than the best
-	 * sample's own timestamping error.
+	 * information. The spread is taken over the less delayed half, so
+	 * the outliers under test do not inflate it, and never counts as less
+	 * than the best sample's own timestamping error.
 	 */
 	for (i = 0; i < n; i++)
 		if (keep[i])
+			delays[m++] = s[i].delay_ns;
+	qsort(delays, m, sizeof(*delays), cmp64);
+	median = delays[(m - 1) / 2];
+	for (i = 0, m = 0; i < n; i++) {
+		if (keep[i] && s[i].delay_ns <= median) {
 			mean += s[i].offset_ns;
-	mean /= kept;
+			m++;
+		}
+	}
+	mean /= m;
 	for (i = 0; i < n; i++)
-		if (keep[i])
+		if (keep[i] && s[i].delay_ns <= median)
 			var += (s[i].offset_ns - mean) * (s[i].offset_ns - mean);
-	sd = sqrt(var / (kept - 1));
+	sd = m > 1 ? sqrt(var / (m - 1)) : 0;
 	if (sd < s[*best].err_ns + 1)
 		sd = s[*best].err_ns + 1;
 	for (i = 0; i < n; i++) {

@@ -196,7 +196,7 @@ uint32_t ntp_ns_to_frac(uint32_t ns)
 
 uint32_t ntp_frac_to_ns(uint32_t frac)
 {
-	/* At most 999999999.77: rounding never reaches a full second. */
+	/* The last quarter ns of a second rounds to 10^9: callers add it, never store it. */
 	return (uint32_t)(((uint64_t)frac * NS_PER_S + (1ULL << 31)) >> 32);
 }
 

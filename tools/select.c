@@ -54,7 +54,7 @@ int select_combine(const struct measurement *m, const bool *valid, unsigned int 
 		   uint32_t drift_ppb, int64_t at_base_ns,
 		   enum select_state *state, struct measurement *out)
 {
-	int64_t lo[SELECT_MAX], hi[SELECT_MAX], l = 0, u = 0;
+	int64_t lo[SELECT_MAX], hi[SELECT_MAX], l = 0, u = 0, wl = 0, wu = 0;
 	unsigned int idx[SELECT_MAX], k = 0, f, i, best = 0;
 	double wsum = 0, osum = 0;
 	int64_t c;
@@ -75,6 +75,9 @@ int select_combine(const struct measurement *m, const bool *valid, unsigned int 
 	for (f = 0; 2 * f < k; f++)
 		if (intersect(lo, hi, k, k - f, &l, &u))
 			break;
+	/* Nonempty for f, so for the most liars a majority can outvote too. */
+	if (2 * f < k)
+		intersect(lo, hi, k, k - (k - 1) / 2, &wl, &wu);
 	if (2 * f >= k) {
 		for (i = 0; i < k; i++)
 			state[idx[i]] = SELECT_FALSETICKER;
@@ -109,7 +112,7 @@ int select_combine(const struct measurement *m, const bool *valid, unsigned int 
 	if (c > u)
 		c = u;
 	out->offset_ns = c;
-	out->bound_ns = u - c > c - l ? u - c : c - l;
+	out->bound_ns = wu - c > c - wl ? wu - c : c - wl;
 	out->base_ns = at_base_ns;
 	out->leap = m[idx[best]].leap;
 	out->tai = m[idx[best]].tai;

@@ -6,13 +6,17 @@
  * Every measurement is an interval [offset - bound, offset + bound] that
  * contains the true offset if its source is honest. Moved to one base time
  * (widened by the drift over the age of each), the intersection step of
- * RFC 5905 (Marzullo's algorithm) finds, for the fewest falsetickers f <
- * n/2 that makes it possible, the smallest interval [lo, hi] holding every
- * point covered by at least n - f intervals: the true offset is in it as
- * long as at most f sources lie. Sources whose intervals miss it are
- * falsetickers. The survivors' offsets are combined with weights 1/bound^2
- * and the result is kept inside [lo, hi]; its bound is the distance to the
- * far end of [lo, hi], so it is as trustworthy as the intersection.
+ * RFC 5905 (Marzullo's algorithm) finds the fewest falsetickers f < n/2
+ * for which some points are covered by at least n - f intervals; sources
+ * whose intervals miss the smallest interval [lo, hi] holding those points
+ * are falsetickers. The survivors' offsets are combined with weights
+ * 1/bound^2 and the result is kept inside [lo, hi].
+ *
+ * A liar whose interval overlaps all the honest ones can make [lo, hi]
+ * too narrow without being caught, so the bound is not taken from it but
+ * from the same construction for the most liars a majority can outvote,
+ * (n - 1) / 2: the distance from the result to the far end of that wider
+ * interval. It holds as long as fewer than half of the sources lie.
  */
 #ifndef LCLK_SELECT_H
 #define LCLK_SELECT_H

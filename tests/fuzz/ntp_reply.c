@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the NTP reply parser and validator: the first 8
+ * bytes are the transmit timestamp we "sent", the rest is the reply. Any
+ * reply accepted must satisfy every rule ntp_validate_reply() promises.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ntp_packet.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ntp_packet p;
+	uint64_t xmt = 0;
+	char refid[16];
+	enum ntp_verdict v;
+
+	if (size < 8)
+		return 0;
+	memcpy(&xmt, data, 8);
+	v = ntp_decode(data + 8, size - 8, &p);
+	if (v != NTP_OK) {
+		if (size - 8 >= NTP_HEADER_LEN && size - 8 <= NTP_MAX_LEN && (size - 8) % 4 == 0)
+			abort();
+		return 0;
+	}
+	ntp_refid_str(&p, refid, sizeof(refid));
+	if (strlen(refid) >= sizeof(refid))
+		abort();
+	v = ntp_validate_reply(&p, xmt);
+	if (v == NTP_KISS_OF_DEATH)
+		(void)ntp_kiss(&p);
+	if (v != NTP_OK)
+		return 0;
+	if (p.mode != NTP_MODE_SERVER || (p.version != 3 && p.version != 4) ||
+	    p.origin_ts != xmt || p.stratum < 1 || p.stratum > NTP_MAX_STRATUM ||
+	    p.leap == NTP_LEAP_UNSYNC || !p.receive_ts || !p.transmit_ts)
+		abort();
+	/* Conversions of accepted timestamps, pivoted anywhere. */
+	{
+		int64_t pivot = (int64_t)(xmt >> 2) - (int64_t)(1ULL << 61);
+		int64_t t2 = ntp_ts_to_unix_ns(p.receive_ts, pivot);
+		int64_t t3 = ntp_ts_to_unix_ns(p.transmit_ts, pivot);
+
+		if (llabs(t2 / 1000000000LL - pivot / 1000000000LL) > (1LL << 31) + 1)
+			abort();
+		(void)t3;
+		(void)ntp_log2_to_ns(p.precision);
+	}
+	return 0;
+}
