@@ -193,6 +193,7 @@ TEST_F(dev, get_time_rejects)
 {
 	struct lclk_stats s0 = lclk_stats_of(self->fd), s1;
 	struct lclk_time t;
+	void *ro;
 	int i;
 
 	memset(&t, 0, sizeof(t));
@@ -206,9 +207,46 @@ TEST_F(dev, get_time_rejects)
 	EXPECT_EQ(-EFAULT, lclk_ioc(self->fd, LCLK_IOC_GET_TIME, NULL));
 	EXPECT_EQ(-EFAULT, lclk_ioc(self->fd, LCLK_IOC_GET_TIME,
 				    (void *)16));
+	/* readable but not writable: the input is fine, the output faults */
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	EXPECT_EQ(-EFAULT, lclk_ioc(self->fd, LCLK_IOC_GET_TIME, ro));
+	/* the structure straddles the end of the mapping */
+	EXPECT_EQ(-EFAULT, lclk_ioc(self->fd, LCLK_IOC_GET_TIME,
+				    (char *)ro + 4096 - 8));
+	munmap(ro, 4096);
 	/* Reads are not change requests: not counted. */
 	s1 = lclk_stats_of(self->fd);
 	EXPECT_EQ(s0.rejected, s1.rejected);
+}
+
+/* Any alignment will do for the caller's structure. */
+TEST_F(dev, get_time_unaligned)
+{
+	char buf[sizeof(struct lclk_time) + 8] __attribute__((aligned(8)));
+	struct lclk_time t, *u = (struct lclk_time *)(buf + 3);
+
+	memset(buf, 0, sizeof(buf));
+	ASSERT_EQ(0, lclk_ioc(self->fd, LCLK_IOC_GET_TIME, u));
+	memcpy(&t, u, sizeof(t));
+	EXPECT_EQ(LCLK_STATUS_SYNCED, t.status);
+	EXPECT_LT(0, t.base_ns);
+	EXPECT_TRUE(all_zero(t.rsv, sizeof(t.rsv)));
+}
+
+/* The other reads fault cleanly on bad pointers too. */
+TEST_F(dev, reads_efault)
+{
+	static const unsigned long cmds[] = {
+		LCLK_IOC_INFO, LCLK_IOC_GET_MODEL, LCLK_IOC_GET_STATS,
+		LCLK_IOC_GET_CPU_OFFSET,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		EXPECT_EQ(-EFAULT, lclk_ioc(self->fd, cmds[i], NULL));
+		EXPECT_EQ(-EFAULT, lclk_ioc(self->fd, cmds[i], (void *)8));
+	}
 }
 
 /* ---- GET_MODEL / SET_MODEL ------------------------------------------------ */
