@@ -172,7 +172,7 @@ static void reject(struct ntp_client *c, struct ntp_exchange *x,
 		   const char *from, enum ntp_verdict v)
 {
 	x->rejected++;
-	fprintf(stderr, "lclkctl: ntp %s: rejected a packet from %s: %s\n",
+	fprintf(stderr, "lclkctl: ntp://%s: rejected a packet from %s: %s\n",
 		c->name, from, ntp_verdict_str(v));
 }
 

@@ -70,7 +70,11 @@ ntp_start_responder() {
 	ip netns exec "$NTP_SRV" python3 "$(dirname "${BASH_SOURCE[0]}")/ntp_responder.py" \
 		"$NTP_V4" "$port" "$@" &
 	NTP_PIDS+=($!)
-	sleep 0.5
+	for _ in $(seq 100); do
+		in_srv ss -Huln "sport = :$port" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 ntp_wait_server() {
