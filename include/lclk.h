@@ -160,6 +160,9 @@ static inline int lclk_open(struct lclk_clock *c, const char *path)
 	void *map;
 	int err;
 
+	/* A failed open leaves c safe to lclk_close(). */
+	c->page = NULL;
+	c->size = 0;
 	c->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0)
 		return -errno;
