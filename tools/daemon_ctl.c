@@ -15,8 +15,10 @@
 #include "uapi/linux/lclk.h"
 #include "lclk_model.h"
 
-/* A client gets this long to send its request and take the answer. */
-#define CTL_IO_TIMEOUT_US	200000
+/* The daemon gives a client this long to send its request and take the answer ... */
+#define CTL_SERVE_TIMEOUT_US	200000
+/* ... and a client waits this long for a daemon busy with a reload. */
+#define CTL_QUERY_TIMEOUT_S	5
 #define CTL_MAX_ANSWER		(1 << 20)
 
 const char *ctl_socket_path(void)
@@ -71,10 +73,8 @@ void ctl_close(int listen_fd, const char *path)
 	unlink(path);
 }
 
-static void set_timeouts(int fd)
+static void set_timeouts(int fd, struct timeval tv)
 {
-	struct timeval tv = { .tv_usec = CTL_IO_TIMEOUT_US };
-
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
@@ -105,7 +105,7 @@ void ctl_serve(int listen_fd, const struct daemon_report *r)
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	set_timeouts(fd);
+	set_timeouts(fd, (struct timeval){ .tv_usec = CTL_SERVE_TIMEOUT_US });
 	n = read(fd, req, sizeof(req) - 1);
 	if (n <= 0)
 		goto out;
@@ -240,7 +240,7 @@ int ctl_query(const char *path, const char *request, char **out)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	set_timeouts(fd);
+	set_timeouts(fd, (struct timeval){ .tv_sec = CTL_QUERY_TIMEOUT_S });
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
 	    write_all(fd, request, strlen(request)) || write_all(fd, "\n", 1)) {
 		ret = -errno;

@@ -20,6 +20,7 @@ static const struct cli_cmd *const commands[] = {
 	&cmd_cpu_skew,
 	&cmd_trace,
 	&cmd_daemon,
+	&cmd_serve,
 	NULL
 };
 

@@ -71,7 +71,10 @@ enum http_parse http_parse_request(const char *buf, size_t len, char *method,
 		end = memmem(buf, len, "\n\n", 2);	/* tolerated, as most servers do */
 	if (!end)
 		return len >= HTTP_MAX_HEAD ? HTTP_BAD : HTTP_INCOMPLETE;
-	eol = memchr(buf, '\n', end - buf + 1);
+	/* The blank line exists, so the request line has its end. */
+	eol = memchr(buf, '\n', len);
+	if (memchr(buf, '\0', eol - buf))
+		return HTTP_BAD;
 	sp1 = memchr(buf, ' ', eol - buf);
 	if (!sp1 || sp1 == buf)
 		return HTTP_BAD;

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The daemon's observability: the report as JSON and as a table through
+ * the control socket, and as Prometheus text through the HTTP endpoint,
+ * over real sockets; and the HTTP request parser.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "daemon_ctl.h"
+#include "metrics_http.h"
+#include "lclk_model.h"
+
+static bool has(const char *text, const char *part)
+{
+	return strstr(text, part) != NULL;
+}
+
+static void sample_report(struct daemon_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->device, sizeof(r->device), "/dev/lclk0");
+	r->status = LCLK_STATUS_SYNCED;
+	r->now_ns = 100000000000LL;
+	r->offset_ns = -1234;
+	r->rate_ppt = 2500000;
+	r->bound_ns = 56000;
+	r->poll_ns = 16000000000LL;
+	r->updates = 10;
+	r->steps = 1;
+	r->rejected = 3;
+	r->selected = 0;
+	r->nsources = 2;
+	snprintf(r->sources[0].url, sizeof(r->sources[0].url), "ptp://veth0");
+	r->sources[0].class = CLASS_PTP;
+	r->sources[0].state = SRC_SELECTED;
+	r->sources[0].reach = 0377;
+	r->sources[0].measured = true;
+	r->sources[0].offset_ns = -1234;
+	r->sources[0].delay_ns = 2800;
+	r->sources[0].bound_ns = 3000;
+	r->sources[0].base_ns = 99000000000LL;
+	snprintf(r->sources[1].url, sizeof(r->sources[1].url), "ntp://\"odd\"host");
+	r->sources[1].class = CLASS_NTP;
+	r->sources[1].state = SRC_UNREACHABLE;
+	r->sources[1].reach = 0376;
+	snprintf(r->sources[1].error, sizeof(r->sources[1].error), "timeout");
+}
+
+static char *render(void (*fn)(const struct daemon_report *, FILE *), const struct daemon_report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fn(r, f);
+	fclose(f);
+	return buf;
+}
+
+TEST(metrics_text)
+{
+	struct daemon_report r;
+	char *t;
+
+	sample_report(&r);
+	t = render(metrics_render, &r);
+	EXPECT_TRUE(has(t, "# TYPE lclk_offset_seconds gauge\n"));
+	EXPECT_TRUE(has(t, "lclk_offset_seconds{device=\"/dev/lclk0\"} -1.234e-06\n"));
+	EXPECT_TRUE(has(t, "lclk_rate_ratio{device=\"/dev/lclk0\"} 2.5e-06\n"));
+	EXPECT_TRUE(has(t, "lclk_bound_seconds{device=\"/dev/lclk0\"} 5.6e-05\n"));
+	EXPECT_TRUE(has(t, "lclk_status{device=\"/dev/lclk0\",status=\"synced\"} 1\n"));
+	EXPECT_TRUE(has(t, "lclk_status{device=\"/dev/lclk0\",status=\"holdover\"} 0\n"));
+	EXPECT_TRUE(has(t, "# TYPE lclk_steps_total counter\nlclk_steps_total{device=\"/dev/lclk0\"} 1\n"));
+	EXPECT_TRUE(has(t, "lclk_rejected_replies_total{device=\"/dev/lclk0\"} 3\n"));
+	EXPECT_TRUE(has(t, "lclk_source_reach{source=\"ptp://veth0\",class=\"ptp\"} 255\n"));
+	EXPECT_TRUE(has(t, "lclk_source_state{source=\"ptp://veth0\",class=\"ptp\",state=\"selected\"} 1\n"));
+	EXPECT_TRUE(has(t, "lclk_source_delay_seconds{source=\"ptp://veth0\",class=\"ptp\"} 2.8e-06\n"));
+	/* Label values are escaped; an unmeasured source has no offset sample. */
+	EXPECT_TRUE(has(t, "lclk_source_state{source=\"ntp://\\\"odd\\\"host\",class=\"ntp\",state=\"unreachable\"} 1\n"));
+	EXPECT_FALSE(has(t, "lclk_source_offset_seconds{source=\"ntp://"));
+	free(t);
+
+	r.status = LCLK_STATUS_UNSYNCED;
+	r.bound_ns = LCLK_BOUND_UNKNOWN;
+	t = render(metrics_render, &r);
+	EXPECT_TRUE(has(t, "lclk_bound_seconds{device=\"/dev/lclk0\"} +Inf\n"));
+	free(t);
+}
+
+TEST(control_renderings)
+{
+	struct daemon_report r;
+	char *t;
+
+	sample_report(&r);
+	t = render(ctl_report_json, &r);
+	EXPECT_EQ('{', t[0]);
+	EXPECT_TRUE(has(t, "\"status\":\"synced\""));
+	EXPECT_TRUE(has(t, "\"selected\":\"ptp://veth0\""));
+	EXPECT_TRUE(has(t, "{\"url\":\"ptp://veth0\",\"class\":\"ptp\",\"prefer\":false,\"state\":\"selected\",\"reach\":255,\"offset_ns\":-1234,\"delay_ns\":2800,\"bound_ns\":3000,\"age_ns\":1000000000"));
+	EXPECT_TRUE(has(t, "\"url\":\"ntp://\\\"odd\\\"host\""));
+	EXPECT_TRUE(has(t, "\"error\":\"timeout\""));
+	free(t);
+	t = render(ctl_report_text, &r);
+	EXPECT_TRUE(has(t, "* ptp://veth0"));
+	EXPECT_TRUE(has(t, " 377 "));
+	EXPECT_TRUE(has(t, "? ntp://\"odd\"host"));
+	EXPECT_TRUE(has(t, "(timeout)"));
+	free(t);
+}
+
+TEST(control_socket_round_trip)
+{
+	char path[] = "/tmp/lclk-ctl-test-XXXXXX", sock[64], err[256], *answer = NULL;
+	struct daemon_report r;
+	pid_t pid;
+	int fd, status;
+
+	sample_report(&r);
+	ASSERT_NE(NULL, mkdtemp(path));
+	snprintf(sock, sizeof(sock), "%s/s", path);
+	fd = ctl_listen(sock, err, sizeof(err));
+	ASSERT_GE(fd, 0) TH_LOG("%s", err);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		int i;
+
+		/* Two clients, one answer each; never outlive the test. */
+		for (i = 0; i < 2; i++) {
+			struct timeval tv = { .tv_sec = 10 };
+			fd_set set;
+
+			FD_ZERO(&set);
+			FD_SET(fd, &set);
+			if (select(fd + 1, &set, NULL, NULL, &tv) != 1)
+				_exit(1);
+			ctl_serve(fd, &r);
+		}
+		_exit(0);
+	}
+	EXPECT_EQ(0, ctl_query(sock, "sources json", &answer));
+	EXPECT_TRUE(answer && has(answer, "\"device\":\"/dev/lclk0\""));
+	free(answer);
+	EXPECT_EQ(0, ctl_query(sock, "bogus", &answer));
+	EXPECT_TRUE(answer && has(answer, "error: unknown request 'bogus'"));
+	free(answer);
+	waitpid(pid, &status, 0);
+	ctl_close(fd, sock);
+	EXPECT_EQ(-ENOENT, ctl_query(sock, "sources json", &answer));
+	rmdir(path);
+}
+
+static char *http(int listen_fd, const struct daemon_report *r, const char *request)
+{
+	struct sockaddr_storage a;
+	socklen_t alen = sizeof(a);
+	char *buf = calloc(1, 1 << 16);
+	size_t len = 0;
+	ssize_t n;
+	int c;
+
+	getsockname(listen_fd, (struct sockaddr *)&a, &alen);
+	c = socket(a.ss_family, SOCK_STREAM, 0);
+	if (connect(c, (struct sockaddr *)&a, alen) || write(c, request, strlen(request)) < 0)
+		return buf;
+	metrics_serve(listen_fd, r);	/* the request is queued: served at once */
+	while ((n = read(c, buf + len, (1 << 16) - 1 - len)) > 0)
+		len += n;
+	close(c);
+	return buf;
+}
+
+TEST(metrics_endpoint)
+{
+	struct daemon_report r;
+	char err[256], *t;
+	int fd;
+
+	sample_report(&r);
+	fd = metrics_listen("127.0.0.1:0", err, sizeof(err));
+	ASSERT_GE(fd, 0) TH_LOG("%s", err);
+	fcntl(fd, F_SETFL, 0);	/* blocking accept: the client is already queued */
+	t = http(fd, &r, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+	EXPECT_EQ(0, strncmp(t, "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4", 55));
+	EXPECT_TRUE(has(t, "\r\n\r\n# HELP lclk_offset_seconds"));
+	free(t);
+	t = http(fd, &r, "GET /other HTTP/1.0\r\n\r\n");
+	EXPECT_EQ(0, strncmp(t, "HTTP/1.0 404 Not Found", 22));
+	free(t);
+	t = http(fd, &r, "POST /metrics HTTP/1.0\r\n\r\n");
+	EXPECT_EQ(0, strncmp(t, "HTTP/1.0 405", 12));
+	free(t);
+	t = http(fd, &r, "hello\r\n\r\n");
+	EXPECT_EQ(0, strncmp(t, "HTTP/1.0 400", 12));
+	free(t);
+	close(fd);
+	EXPECT_LT(metrics_listen("localhost:80", err, sizeof(err)), 0);	/* numeric only */
+	EXPECT_LT(metrics_listen("127.0.0.1", err, sizeof(err)), 0);
+}
+
+TEST(http_request_parser)
+{
+	char m[16], p[64];
+
+	EXPECT_EQ(HTTP_OK, http_parse_request("GET /metrics HTTP/1.1\r\nA: b\r\n\r\n", 31, m, sizeof(m), p, sizeof(p)));
+	EXPECT_STREQ("GET", m);
+	EXPECT_STREQ("/metrics", p);
+	EXPECT_EQ(HTTP_INCOMPLETE, http_parse_request("GET /metrics HTTP/1.1\r\n", 23, m, sizeof(m), p, sizeof(p)));
+	EXPECT_EQ(HTTP_OK, http_parse_request("GET / HTTP/1.0\n\n", 16, m, sizeof(m), p, sizeof(p)));
+	EXPECT_EQ(HTTP_BAD, http_parse_request("GET /metrics\r\n\r\n", 16, m, sizeof(m), p, sizeof(p)));
+	EXPECT_EQ(HTTP_BAD, http_parse_request(" / HTTP/1.0\r\n\r\n", 15, m, sizeof(m), p, sizeof(p)));
+	EXPECT_EQ(HTTP_BAD, http_parse_request("GET  HTTP/1.0\r\n\r\n", 17, m, sizeof(m), p, sizeof(p)));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/* lclkctl serve's protocol logic: which requests are answered, the reply, rate limits. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+/* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "lclk_model.h"
+#include "ntp_server.h"
+
+static void request(uint8_t buf[NTP_HEADER_LEN], int version, int mode, uint64_t xmt)
+{
+	struct ntp_packet p = { .version = version, .mode = mode, .poll = 6, .transmit_ts = xmt };
+
+	ntp_encode(&p, buf);
+}
+
+TEST(answers_client_requests_only)
+{
+	uint8_t buf[NTP_HEADER_LEN + 20] = {};
+	struct ntp_packet req;
+	int mode, version;
+
+	for (version = 0; version <= 7; version++) {
+		for (mode = 0; mode <= 7; mode++) {
+			request(buf, version, mode, 42);
+			EXPECT_EQ(mode == 3 && version >= 1 && version <= 4,
+				  ntp_server_request(buf, NTP_HEADER_LEN, &req))
+				TH_LOG("version %d mode %d", version, mode);
+		}
+	}
+	request(buf, 4, 3, 42);
+	EXPECT_FALSE(ntp_server_request(buf, NTP_HEADER_LEN - 1, &req));
+	EXPECT_FALSE(ntp_server_request(buf, NTP_HEADER_LEN + 2, &req));	/* not whole words */
+	EXPECT_TRUE(ntp_server_request(buf, NTP_HEADER_LEN + 20, &req));	/* extension/MAC */
+}
+
+TEST(synced_reply_carries_the_bound)
+{
+	uint8_t buf[NTP_HEADER_LEN];
+	struct ntp_packet req, rep;
+	struct ntp_server_clock c = {
+		.status = LCLK_STATUS_SYNCED, .bound_ns = 1500000, .stratum = 3, .precision = -20,
+		.reference_ns = 1700000000000000000LL,
+		.receive_ns = 1700000001000000000LL, .transmit_ns = 1700000001000050000LL,
+	};
+
+	request(buf, 4, 3, 0x1122334455667788ULL);
+	ASSERT_TRUE(ntp_server_request(buf, sizeof(buf), &req));
+	ntp_server_reply(&req, &c, &rep);
+	EXPECT_EQ(0, rep.leap);
+	EXPECT_EQ(4, rep.version);
+	EXPECT_EQ(NTP_MODE_SERVER, rep.mode);
+	EXPECT_EQ(3, rep.stratum);
+	EXPECT_EQ(6, rep.poll);
+	EXPECT_EQ(-20, rep.precision);
+	EXPECT_EQ(0x1122334455667788ULL, rep.origin_ts);
+	EXPECT_EQ(0, rep.root_delay);
+	/* 1.5 ms in 16.16 rounded up: never below the bound. */
+	EXPECT_GE(ntp_short_to_ns(rep.root_dispersion), 1500000);
+	EXPECT_LT(ntp_short_to_ns(rep.root_dispersion), 1500000 + 16000);
+	EXPECT_EQ(ntp_unix_ns_to_ts(c.receive_ns), rep.receive_ts);
+	EXPECT_EQ(ntp_unix_ns_to_ts(c.transmit_ns), rep.transmit_ts);
+	EXPECT_EQ(ntp_unix_ns_to_ts(c.reference_ns), rep.reference_ts);
+	/* Holdover still answers, with the grown bound. */
+	c.status = LCLK_STATUS_HOLDOVER;
+	c.bound_ns = 80000000000000LL;	/* beyond 16.16: saturates */
+	ntp_server_reply(&req, &c, &rep);
+	EXPECT_EQ(0, rep.leap);
+	EXPECT_EQ(0xffffffffU, rep.root_dispersion);
+}
+
+TEST(unsynced_reply_says_so)
+{
+	uint8_t buf[NTP_HEADER_LEN];
+	struct ntp_packet req, rep;
+	struct ntp_server_clock c = {
+		.status = LCLK_STATUS_UNSYNCED, .bound_ns = LCLK_BOUND_UNKNOWN, .stratum = 2,
+		.receive_ns = 1700000001000000000LL, .transmit_ns = 1700000001000050000LL,
+	};
+
+	request(buf, 3, 3, 7);
+	ASSERT_TRUE(ntp_server_request(buf, sizeof(buf), &req));
+	ntp_server_reply(&req, &c, &rep);
+	EXPECT_EQ(NTP_LEAP_UNSYNC, rep.leap);
+	EXPECT_EQ(16, rep.stratum);
+	EXPECT_EQ(3, rep.version);
+	EXPECT_EQ(0, rep.reference_ts);
+	EXPECT_EQ(7, rep.origin_ts);
+	/* A client validating it rejects it. */
+	EXPECT_NE(NTP_OK, ntp_validate_reply(&rep, 7));
+}
+
+TEST(rate_limit_per_client)
+{
+	struct ratelimit *rl = malloc(sizeof(*rl));
+	struct sockaddr_in a = { .sin_family = AF_INET }, b = a;
+	int64_t t = 1000000000;
+	int i, allowed = 0;
+
+	ASSERT_NE(NULL, rl);
+	inet_pton(AF_INET, "10.0.0.1", &a.sin_addr);
+	inet_pton(AF_INET, "10.0.0.2", &b.sin_addr);
+	ratelimit_init(rl, 2, 4);
+	for (i = 0; i < 10; i++)
+		allowed += ratelimit_allow(rl, (struct sockaddr *)&a, t);
+	EXPECT_EQ(4, allowed);		/* the burst, then nothing */
+	EXPECT_TRUE(ratelimit_allow(rl, (struct sockaddr *)&b, t));	/* others unaffected */
+	EXPECT_FALSE(ratelimit_allow(rl, (struct sockaddr *)&a, t + 400000000));
+	EXPECT_TRUE(ratelimit_allow(rl, (struct sockaddr *)&a, t + 600000000));	/* 2/s refill */
+	/* Another port of the same host is the same client. */
+	a.sin_port = htons(5000);
+	EXPECT_FALSE(ratelimit_allow(rl, (struct sockaddr *)&a, t + 700000000));
+	EXPECT_EQ(8, rl->dropped);
+	free(rl);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lclkctl serve: an NTP server answering from the logical clock, so one
+ * host (rank 0, say) can be the reference of the others when no NTP or PTP
+ * server is reachable. Replies say "unsynchronised" whenever lclk is.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "clock.h"
+#include "ntp_server.h"
+
+#define OPT_RATE	0x100
+#define OPT_BURST	0x101
+#define OPT_STRATUM	0x102
+
+struct serve_opts {
+	const char *addr, *port;
+	double rate, burst;
+	int stratum;
+};
+
+static int open_socket(const struct serve_opts *o, char *err, size_t len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai;
+	int fd, ret;
+
+	ret = getaddrinfo(o->addr, o->port, &hints, &ai);
+	if (ret) {
+		snprintf(err, len, "%s port %s: %s", o->addr, o->port, gai_strerror(ret));
+		return -EINVAL;
+	}
+	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		ret = -errno;
+		snprintf(err, len, "%s port %s: %s", o->addr, o->port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = ret;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+/* log2 of the smallest step seen between two readings of the clock. */
+static int8_t clock_precision(const struct target_clock *tc)
+{
+	int64_t best = INT64_MAX;
+	struct lclk_now a, b;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		target_now(tc, &a);
+		do
+			target_now(tc, &b);
+		while (b.time_ns == a.time_ns);
+		if (b.time_ns - a.time_ns < best)
+			best = b.time_ns - a.time_ns;
+	}
+	return (int8_t)ceil(log2(best * 1e-9));
+}
+
+static int64_t last_update_logical(const struct target_clock *tc)
+{
+	int64_t t;
+
+	if (!tc->logical)
+		return 0;
+	t = __atomic_load_n(&tc->lc.page->last_update_ns, __ATOMIC_RELAXED);
+	return t ? target_from_base(tc, t) : 0;
+}
+
+static int serve(int fd, const struct target_clock *tc, const struct serve_opts *o,
+		 int verbose)
+{
+	struct ratelimit *rl = malloc(sizeof(*rl));
+	struct ntp_server_clock c = { .stratum = o->stratum };
+	struct sockaddr_storage from;
+	uint8_t buf[NTP_MAX_LEN + 4], out[NTP_HEADER_LEN];
+	struct ntp_packet req, rep;
+	struct lclk_now rx, tx;
+
+	if (!rl)
+		return EXIT_FAIL;
+	ratelimit_init(rl, o->rate, o->burst);
+	c.precision = clock_precision(tc);
+	for (;;) {
+		socklen_t fromlen = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fromlen);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("lclkctl serve: recvfrom");
+			free(rl);
+			return EXIT_FAIL;
+		}
+		target_now(tc, &rx);
+		if (!ntp_server_request(buf, n, &req) ||
+		    !ratelimit_allow(rl, (struct sockaddr *)&from, rx.base_ns))
+			continue;
+		c.receive_ns = rx.time_ns;
+		c.reference_ns = last_update_logical(tc);
+		target_now(tc, &tx);
+		c.transmit_ns = tx.time_ns;
+		c.status = tx.status;
+		c.bound_ns = tx.bound_ns;
+		ntp_server_reply(&req, &c, &rep);
+		ntp_encode(&rep, out);
+		if (sendto(fd, out, sizeof(out), 0, (struct sockaddr *)&from, fromlen) < 0 && verbose)
+			perror("lclkctl serve: sendto");
+		if (verbose) {
+			char host[64] = "?";
+
+			getnameinfo((struct sockaddr *)&from, fromlen, host, sizeof(host), NULL, 0,
+				    NI_NUMERICHOST);
+			fprintf(stderr, "lclkctl serve: %s: leap %u stratum %u, %llu dropped by the rate limit\n",
+				host, rep.leap, rep.stratum, (unsigned long long)rl->dropped);
+		}
+	}
+}
+
+static int run(int argc, char **argv, struct cli_global *g)
+{
+	static const struct option opts[] = {
+		{ "address",	required_argument, NULL, 'a' },
+		{ "port",	required_argument, NULL, 'p' },
+		{ "rate",	required_argument, NULL, OPT_RATE },
+		{ "burst",	required_argument, NULL, OPT_BURST },
+		{ "stratum",	required_argument, NULL, OPT_STRATUM },
+		CLI_COMMON_LONGOPTS,
+		{}
+	};
+	const struct cli_cmd *cmd = &cmd_serve;
+	struct serve_opts o = { .addr = "0.0.0.0", .port = "123", .rate = 2, .burst = 8,
+				.stratum = 2 };
+	struct target_clock tc;
+	char err[256];
+	long long v;
+	int opt, ret = -1, fd;
+
+	while ((opt = getopt_long(argc, argv, "a:p:" CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cli_common_opt(opt, cmd, g, &ret)) {
+			if (ret >= 0)
+				return ret;
+			continue;
+		}
+		switch (opt) {
+		case 'a':
+			o.addr = optarg;
+			break;
+		case 'p':
+			if (!cli_parse_s64(cmd, "--port", optarg, &v))
+				return EXIT_USAGE;
+			if (v < 1 || v > 65535)
+				return cli_usage_error(cmd, "--port: %lld is not a port", v);
+			o.port = optarg;
+			break;
+		case OPT_RATE:
+		case OPT_BURST:
+			if (!cli_parse_double(cmd, opt == OPT_RATE ? "--rate" : "--burst", optarg,
+					      opt == OPT_RATE ? &o.rate : &o.burst))
+				return EXIT_USAGE;
+			break;
+		case OPT_STRATUM:
+			if (!cli_parse_s64(cmd, "--stratum", optarg, &v))
+				return EXIT_USAGE;
+			if (v < 1 || v > NTP_MAX_STRATUM)
+				return cli_usage_error(cmd, "--stratum: %lld is not in 1..15", v);
+			o.stratum = v;
+			break;
+		default:
+			return cli_usage_error(cmd, "bad option");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (!(o.rate > 0) || o.burst < 1)
+		return cli_usage_error(cmd, "--rate must be positive and --burst at least 1");
+
+	ret = target_open(&tc, g->device, false);
+	if (ret) {
+		fprintf(stderr, "lclkctl serve: %s: %s\n", g->device, strerror(-ret));
+		return ret == -EACCES || ret == -EPERM ? EXIT_PERM : EXIT_NODEV;
+	}
+	if (!tc.logical)
+		fprintf(stderr, "lclkctl serve: no %s: every reply says unsynchronised\n",
+			g->device);
+	fd = open_socket(&o, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "lclkctl serve: %s\n", err);
+		target_close(&tc);
+		return fd == -EACCES || fd == -EPERM ? EXIT_PERM : EXIT_FAIL;
+	}
+	ret = serve(fd, &tc, &o, g->verbose);
+	close(fd);
+	target_close(&tc);
+	return ret;
+}
+
+const struct cli_cmd cmd_serve = {
+	.name = "serve",
+	.summary = "answer NTP requests from the logical clock",
+	.usage =
+	"Usage: lclkctl serve [-a ADDR] [-p PORT] [--rate N] [--burst N] [--stratum N]\n"
+	"\n"
+	"Answer NTP client requests (RFC 5905 mode 4) with the logical time of\n"
+	"the device, so other hosts can use this one as their reference (as an\n"
+	"ntp:// source or a \"peer\" of their daemon, or with chronyd/sntp).\n"
+	"While lclk is unsynchronised (or without the module) every reply has\n"
+	"leap 3 and stratum 16, which clients ignore; otherwise the root\n"
+	"dispersion is lclk's error bound, so a client's root distance covers it.\n"
+	"Other modes and junk get no answer; each client address may send --rate\n"
+	"requests per second on average, --burst at once (more are dropped).\n"
+	"Runs in the foreground until killed.\n"
+	"\n"
+	"  -a, --address ADDR  numeric IPv4 or IPv6 address to bind (default 0.0.0.0)\n"
+	"  -p, --port PORT     UDP port (default 123, which needs root)\n"
+	"      --rate N        requests per second per client (default 2)\n"
+	"      --burst N       requests at once per client (default 8)\n"
+	"      --stratum N     stratum announced while synchronised (default 2)\n"
+	"\n"
+	"Examples:\n"
+	"  lclkctl serve\n"
+	"  lclkctl serve -a 127.0.0.1 -p 11123 -v\n",
+	.run = run,
+};
