@@ -12,7 +12,7 @@
 void measure_default_opts(struct source_opts *o, int verbose)
 {
 	o->samples = 8;
-	o->interval_ns = 200000000LL;
+	o->interval_ns = -1;	/* the backend's choice */
 	o->timeout_ns = 1000000000LL;
 	o->verbose = verbose;
 }

@@ -42,9 +42,11 @@ struct measure_set {
 	{ "timeout",	required_argument, NULL, MEASURE_OPT_TIMEOUT }
 #define MEASURE_USAGE							\
 	"  --samples N         samples per source (default 8, 1..64)\n"	\
-	"  --interval DUR      between samples (default 200ms)\n"		\
+	"  --interval DUR      between samples (default: 200ms to private\n"	\
+	"                      addresses, 2s to public servers, as they ask)\n"	\
 	"  --timeout DUR       wait for each reply (default 1s)\n"
 
+/* Defaults; interval_ns < 0 leaves the spacing to each backend. */
 void measure_default_opts(struct source_opts *o, int verbose);
 /* true if opt was a burst option; false and *exit_code on bad values. */
 bool measure_parse_opt(int opt, const struct cli_cmd *cmd, struct source_opts *o,

@@ -381,6 +381,7 @@ int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
 		int64_t base, e, t = realtime_to_target(tc, tx_rt, &base, &e);
 
 		if (t >= x->t1 && t <= x->t4) {
+			x->send_path_ns = t - x->t1;
 			x->t1 = t;
 			x->base1 = base;
 			x->local_err_ns += e;

@@ -42,6 +42,7 @@ struct ntp_exchange {
 	int64_t offset_ns;		/* ((t2 - t1) + (t3 - t4)) / 2 */
 	int64_t delay_ns;		/* (t4 - t1) - (t3 - t2) */
 	int64_t local_err_ns;		/* our timestamping error, both ends */
+	int64_t send_path_ns;		/* sendto() to the kernel's transmit stamp */
 	bool kernel_t1, kernel_t4;	/* taken by the kernel */
 	unsigned int rejected;		/* other packets rejected while waiting */
 };

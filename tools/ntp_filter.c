@@ -121,7 +121,12 @@ int ntp_filter(const struct ntp_sample *s, unsigned int n,
 		hi = s[best].offset_ns + half;
 		root = s[best].root_ns;
 	}
-	r->offset_ns = lo + (hi - lo) / 2;
-	r->bound_ns = hi - r->offset_ns + root;
+	r->offset_ns = lo + (hi - lo) / 2 + s[best].shift_ns;
+	if (r->offset_ns > hi)
+		r->offset_ns = hi;
+	if (r->offset_ns < lo)
+		r->offset_ns = lo;
+	r->bound_ns = (hi - r->offset_ns > r->offset_ns - lo ? hi - r->offset_ns :
+		       r->offset_ns - lo) + root;
 	return 0;
 }

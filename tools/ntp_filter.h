@@ -13,6 +13,13 @@
  * intervals contain the true offset, so their intersection does too. Its
  * midpoint is the estimate: with a one-way jitter it takes the least
  * delayed request and the least delayed reply even from different samples.
+ *
+ * Servers (chronyd, ntpd) write their transmit timestamp before their send
+ * path, while our kernel stamps the request after ours: the reply's leg
+ * looks longer than the request's by the server's send path. The estimate
+ * is moved by the best sample's shift_ns (half our own send path, the
+ * best guess of half the server's) within the intersection; the bound is
+ * still taken from the intersection, so it holds either way.
  */
 #ifndef LCLK_NTP_FILTER_H
 #define LCLK_NTP_FILTER_H
@@ -26,6 +33,7 @@ struct ntp_sample {
 	int64_t err_ns;		/* precisions, timestamp conversion, drift x delay */
 	int64_t root_ns;	/* server's root delay / 2 + root dispersion */
 	int64_t base_ns;	/* CLOCK_MONOTONIC the sample is for */
+	int64_t shift_ns;	/* estimate correction, see below */
 };
 
 struct ntp_filter_opts {

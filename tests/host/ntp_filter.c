@@ -142,6 +142,22 @@ TEST(drift_widens_older_samples)
 	EXPECT_LE(llabs(r.offset_ns), r.bound_ns);
 }
 
+/* The send-path shift moves the estimate, but never out of the intersection. */
+TEST(shift_stays_inside)
+{
+	struct ntp_sample s = sample(0, 3000, 5000, 0);
+	struct ntp_filter_result r;
+
+	s.shift_ns = 1000;
+	ASSERT_EQ(ntp_filter(&s, 1, &defaults, &r, NULL), 0);
+	EXPECT_EQ(r.offset_ns, s.offset_ns + 1000);
+	EXPECT_EQ(r.bound_ns, 4000 + 2 + 1000);
+	s.shift_ns = 100000;
+	ASSERT_EQ(ntp_filter(&s, 1, &defaults, &r, NULL), 0);
+	EXPECT_EQ(r.offset_ns, s.offset_ns + 4002);
+	EXPECT_EQ(r.bound_ns, 8004);
+}
+
 /* Random bursts with random asymmetric delays: the truth is always inside. */
 TEST(bound_always_holds)
 {
@@ -156,6 +172,7 @@ TEST(bound_always_holds)
 
 		for (i = 0; i < n; i++)
 			s[i] = sample(theta, 50 + random() % 100000, 50 + random() % (1 + random() % 100000), i);
+			s[i].shift_ns = random() % 20000;
 		ASSERT_EQ(ntp_filter(s, n, &defaults, &r, NULL), 0);
 		ASSERT_LE(llabs(r.offset_ns - theta), r.bound_ns)
 			TH_LOG("trial %d: offset %lld bound %lld theta %lld", trial,
