@@ -170,9 +170,10 @@ TEST(bound_always_holds)
 		int64_t theta = random() % 2000000 - 1000000;
 		int n = 1 + random() % 16;
 
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			s[i] = sample(theta, 50 + random() % 100000, 50 + random() % (1 + random() % 100000), i);
 			s[i].shift_ns = random() % 20000;
+		}
 		ASSERT_EQ(ntp_filter(s, n, &defaults, &r, NULL), 0);
 		ASSERT_LE(llabs(r.offset_ns - theta), r.bound_ns)
 			TH_LOG("trial %d: offset %lld bound %lld theta %lld", trial,
