@@ -2,6 +2,7 @@
 /* Slave-only ordinary clock: BMCA, Sync/Follow_Up, E2E delay. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock_offset.h"
@@ -14,6 +15,12 @@
 #define DELAY_RESP_TIMEOUT_NS	2000000000LL
 /* A Sync received longer ago than this is history, not an exchange. */
 #define SYNC_FRESH_NS		50000000LL
+/*
+ * Longest random wait from a Sync to its Delay_Req: the pair's offset is
+ * widened by the drift the clocks may have over it (half of it, see
+ * ptp_sample.base_ns).
+ */
+#define DELAY_REQ_MAX_WAIT_NS	125000000LL
 
 int ptp_slave_open(struct ptp_slave *s, const char *ifname, enum ptp_net_transport t,
 		   const char *ts, uint8_t domain, char *err, size_t errlen)
@@ -27,6 +34,7 @@ int ptp_slave_open(struct ptp_slave *s, const char *ifname, enum ptp_net_transpo
 	ptp_net_clock_id(&s->net, s->self.clock_id);
 	s->self.port = 1;
 	s->domain = domain;
+	s->seed = (unsigned int)monotonic_ns();
 	ptp_bmca_init(&s->bmca, s->self.clock_id);
 	return 0;
 }
@@ -62,7 +70,7 @@ static void reject(struct ptp_slave *s, const struct ptp_msg *m, bool decoded,
 static void forget_exchange(struct ptp_slave *s)
 {
 	s->have_sync = s->sync_complete = s->fup_pending = false;
-	s->dreq_pending = false;
+	s->dreq_due = s->dreq_pending = false;
 }
 
 /* Follow the best master; a change discards the exchange in progress. */
@@ -116,9 +124,19 @@ static void send_delay_req(struct ptp_slave *s)
 		return;
 	}
 	s->dreq_pending = true;
-	s->t1_at_dreq = s->t1;
-	s->t2_at_dreq = s->t2;
-	s->t2_err_at_dreq = s->t2_err;
+	s->t1_at_dreq = s->pair_t1;
+	s->t2_at_dreq = s->pair_t2;
+	s->t2_err_at_dreq = s->pair_t2_err;
+}
+
+/* Uniform in [0, min(Sync interval, DELAY_REQ_MAX_WAIT_NS)). */
+static int64_t delay_req_wait(struct ptp_slave *s)
+{
+	int64_t max = ptp_slave_sync_interval(s);
+
+	if (max > DELAY_REQ_MAX_WAIT_NS)
+		max = DELAY_REQ_MAX_WAIT_NS;
+	return (int64_t)((double)rand_r(&s->seed) / ((double)RAND_MAX + 1) * (double)max);
 }
 
 static void sync_done(struct ptp_slave *s)
@@ -129,13 +147,18 @@ static void sync_done(struct ptp_slave *s)
 	s->fup_pending = false;
 	/*
 	 * A Sync that waited in the socket queue is not paired with a
-	 * Delay_Req sent now: the two clocks' rates differ, and the pair
-	 * must be close in time for the round trip to cancel the offset.
+	 * Delay_Req: the two clocks' rates differ, and the pair must be
+	 * close in time for the round trip to cancel the offset.
 	 */
 	if (now - s->t2 > SYNC_FRESH_NS)
 		return;
-	if (!s->dreq_pending || now - s->t3 > DELAY_RESP_TIMEOUT_NS)
-		send_delay_req(s);
+	s->pair_t1 = s->t1;
+	s->pair_t2 = s->t2;
+	s->pair_t2_err = s->t2_err;
+	if (!s->dreq_due && (!s->dreq_pending || now - s->t3 > DELAY_RESP_TIMEOUT_NS)) {
+		s->dreq_due = true;
+		s->dreq_at = now + delay_req_wait(s);
+	}
 }
 
 /* Sequence ids are 16-bit and wrap: a is after b if 1..32767 ahead. */
@@ -208,7 +231,8 @@ static bool on_delay_resp(struct ptp_slave *s, const struct ptp_msg *m,
 	}
 	out->delay_ns = mpd;
 	out->offset_ns = (sm - ms) / 2;
-	out->base_ns = s->t2_at_dreq;
+	out->span_ns = s->t3 - s->t2_at_dreq;
+	out->base_ns = s->t2_at_dreq + out->span_ns / 2;
 	out->ts_err_ns = s->t2_err_at_dreq + s->t3_err;
 	out->master_gen = s->master_gen;
 	return true;
@@ -264,8 +288,14 @@ int ptp_slave_run(struct ptp_slave *s, int64_t deadline, struct ptp_sample *out)
 		int r;
 
 		update_master(s, now);
+		if (s->dreq_due && now >= s->dreq_at) {
+			s->dreq_due = false;
+			send_delay_req(s);
+		}
 		if (now >= deadline)
 			return -ETIMEDOUT;
+		if (s->dreq_due && s->dreq_at < until)
+			until = s->dreq_at;
 		r = ptp_net_recv(&s->net, buf, sizeof(buf), until < deadline ? until : deadline, &rx);
 		if (r == -ETIMEDOUT)
 			continue;

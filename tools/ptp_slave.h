@@ -6,6 +6,16 @@
  * request-response mechanism. Each completed exchange gives a sample of
  * the master's time against CLOCK_MONOTONIC. It never adjusts any clock.
  *
+ * A Delay_Req goes out at a random time within a Sync interval after a
+ * Sync (IEEE 1588-2019 9.5.11.2 randomises Delay_Req timing), paired with
+ * the last complete Sync, not as a reaction to the Follow_Up. With
+ * software timestamps the time from a send stamp to the peer's receive
+ * stamp depends on how long the sender had been idle: measured over veth
+ * in a VM, about 0.5 us right after handling a packet and about 2 us
+ * after tens of ms idle, the state the master's Sync timer fires in. A
+ * Delay_Req sent at once would make that difference an asymmetry of the
+ * path, an offset error no filter can see.
+ *
  * Every message is checked in context before use: domain, the default
  * profile's sdoId, the selected master as sender, sequence ids of Sync,
  * Follow_Up and Delay_Resp, Follow_Up only after a two-step Sync. A
@@ -23,7 +33,13 @@
 struct ptp_sample {
 	int64_t offset_ns;	/* master - CLOCK_MONOTONIC at base_ns */
 	int64_t delay_ns;	/* mean path delay of this exchange */
-	int64_t base_ns;	/* the Sync's receive time, CLOCK_MONOTONIC */
+	/*
+	 * Midway between the Sync's receipt and the Delay_Req's send, on
+	 * CLOCK_MONOTONIC: the instant a constant frequency difference
+	 * between the clocks cancels out of offset_ns at.
+	 */
+	int64_t base_ns;
+	int64_t span_ns;	/* Sync receipt to Delay_Req send */
 	int64_t ts_err_ns;	/* error of the local timestamps' conversion */
 	unsigned int master_gen; /* ptp_slave.master_gen it was measured from */
 };
@@ -46,6 +62,14 @@ struct ptp_slave {
 	int64_t t1;			/* master time incl. corrections, ns */
 	int64_t t2, t2_err;		/* receive time, CLOCK_MONOTONIC */
 	int8_t sync_log_interval;
+
+	/* The last complete, fresh Sync: the next Delay_Req's pair. */
+	int64_t pair_t1, pair_t2, pair_t2_err;
+
+	/* The next Delay_Req, due at a random time after a Sync. */
+	bool dreq_due;
+	int64_t dreq_at;
+	unsigned int seed;
 
 	/* The outstanding Delay_Req. */
 	bool dreq_pending;

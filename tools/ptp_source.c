@@ -6,33 +6,37 @@
  * timescale=utc|tai (see ptp_opts.h).
  *
  * A measurement is a burst of Sync + Delay_Req exchanges with the best
- * master. Mean path delay is filtered as ptp4l does, by the median of the
- * last PTP_DELAY_FILTER exchanges with that master; each exchange's offset
- * is recomputed with the filtered delay, and the median of those is the
- * result. Its bound holds whatever the delay asymmetry: the exchange gives
- * the offset within its own mean path delay, and the filtered delay moves
- * it by |filtered - own|.
+ * master, and its result the exchange with the median offset. Each
+ * exchange's offset uses its own mean path delay: a delay filtered over
+ * many exchanges, as ptp4l keeps, makes every offset t2 - t1 - delay, so
+ * that the whole jitter of the Sync's path goes into it, where the
+ * exchange's own round trip leaves only the difference of the two
+ * directions' jitter, halved. The median then drops the exchanges where
+ * one direction was delayed much more than the other; the minimum-delay
+ * exchange, chrony's choice against queueing, does worse on a software
+ * timestamped link, whose delays come from the hosts and not from queues.
+ * The result's bound is that exchange's own: it holds whatever the
+ * asymmetry, as each direction took a non-negative time, widened by the
+ * drift the target may have between its Sync and its Delay_Req.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock_offset.h"
+#include "clock_quality.h"
 #include "ptp_opts.h"
 #include "ptp_slave.h"
 #include "source.h"
 
-#define PTP_DELAY_FILTER	16
-#define PTP_DEFAULT_SAMPLES	4
+#define PTP_DEFAULT_SAMPLES	8
 #define PTP_MAX_SAMPLES		64
 
 struct ptp_source {
 	struct ptp_slave slave;
 	struct ptp_opts opts;
-	int64_t delays[PTP_DELAY_FILTER];
-	unsigned int ndelays, next;
-	unsigned int gen;		/* master generation the filter is for */
 };
 
 static int ptp_src_open(struct source *src, const char *spec, char *err, size_t errlen)
@@ -66,27 +70,6 @@ static int cmp_s64(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return (x > y) - (x < y);
-}
-
-static void filter_add(struct ptp_source *ps, const struct ptp_sample *smp)
-{
-	if (smp->master_gen != ps->gen) {
-		ps->gen = smp->master_gen;
-		ps->ndelays = ps->next = 0;
-	}
-	ps->delays[ps->next] = smp->delay_ns;
-	ps->next = (ps->next + 1) % PTP_DELAY_FILTER;
-	if (ps->ndelays < PTP_DELAY_FILTER)
-		ps->ndelays++;
-}
-
-static int64_t filter_delay(const struct ptp_source *ps)
-{
-	int64_t d[PTP_DELAY_FILTER];
-
-	memcpy(d, ps->delays, ps->ndelays * sizeof(d[0]));
-	qsort(d, ps->ndelays, sizeof(d[0]), cmp_s64);
-	return d[ps->ndelays / 2];
 }
 
 struct candidate {
@@ -147,7 +130,6 @@ static int collect(struct ptp_source *ps, const struct source *src,
 			smp[0] = smp[got];	/* the master changed: start over */
 			got = 0;
 		}
-		filter_add(ps, &smp[got]);
 		got++;
 	}
 	return (int)got;
@@ -163,7 +145,7 @@ static int ptp_src_measure(struct source *src, const struct target_clock *tc,
 	struct ptp_sample smp[PTP_MAX_SAMPLES];
 	struct candidate c[PTP_MAX_SAMPLES];
 	const struct ptp_foreign *fm = &s->master;
-	int64_t mpd;
+	uint32_t drift_ppb = clock_quality_drift_ppb(tc);
 	int got, i, k;
 
 	if (n > PTP_MAX_SAMPLES)
@@ -171,13 +153,14 @@ static int ptp_src_measure(struct source *src, const struct target_clock *tc,
 	got = collect(ps, src, smp, n, err, errlen);
 	if (got < 0)
 		return got;
-	mpd = filter_delay(ps);
 	for (i = 0; i < got; i++) {
-		int64_t d = smp[i].delay_ns, off = smp[i].offset_ns + (mpd - d);
+		int64_t drift = (int64_t)ceil((double)smp[i].span_ns / 2 * drift_ppb / 1e9);
 
 		c[i].smp = &smp[i];
-		c[i].offset = smp[i].base_ns + off - target_from_base(tc, smp[i].base_ns);
-		c[i].bound = d + llabs(mpd - d) + smp[i].ts_err_ns;
+		c[i].offset = smp[i].base_ns + smp[i].offset_ns -
+			      target_from_base(tc, smp[i].base_ns);
+		/* +1: offset and delay are halved sums, truncated. */
+		c[i].bound = smp[i].delay_ns + smp[i].ts_err_ns + drift + 1;
 	}
 	qsort(c, got, sizeof(c[0]), cmp_candidate);
 	k = got / 2;
