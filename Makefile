@@ -41,7 +41,7 @@ ifeq ($(V),0)
 Q := @
 endif
 
-.PHONY: all deps module bpf tools tests lint check demo bench clean help
+.PHONY: all deps module bpf tools tests lint check demo bench clean help install
 # BPF objects are intermediates of the skeletons; keep them for bpftool/debugging.
 .SECONDARY:
 
@@ -148,6 +148,39 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) all
 	$(Q)tests/bench/run.sh
+
+# ---- install --------------------------------------------------------------
+# DESTDIR for staging, PREFIX for the tool, header, man pages and completion;
+# configuration, udev rule and unit go where the local admin's belong.
+PREFIX		?= /usr/local
+SYSCONFDIR	?= /etc
+VERSION		:= 0.1
+SBINDIR		:= $(PREFIX)/sbin
+DKMS_SRC	:= /usr/src/lclk-$(VERSION)
+
+install: module tools
+	$(Q)install -D -m 755 $(LCLKCTL) $(DESTDIR)$(SBINDIR)/lclkctl
+	$(Q)install -D -m 644 include/lclk.h $(DESTDIR)$(PREFIX)/include/lclk.h
+	$(Q)install -D -m 644 include/lclk_model.h $(DESTDIR)$(PREFIX)/include/lclk_model.h
+	$(Q)install -D -m 644 include/uapi/linux/lclk.h $(DESTDIR)$(PREFIX)/include/uapi/linux/lclk.h
+	$(Q)install -D -m 644 packaging/lclkctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/lclkctl.8
+	$(Q)install -D -m 644 packaging/lclk.4 $(DESTDIR)$(PREFIX)/share/man/man4/lclk.4
+	$(Q)install -D -m 644 packaging/lclkctl.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/lclkctl
+	$(Q)install -D -m 644 packaging/lclk.conf $(DESTDIR)$(PREFIX)/share/doc/lclk/lclk.conf.example
+	$(Q)test -e $(DESTDIR)$(SYSCONFDIR)/lclk/lclk.conf || \
+		install -D -m 644 packaging/lclk.conf $(DESTDIR)$(SYSCONFDIR)/lclk/lclk.conf
+	$(Q)install -D -m 644 packaging/60-lclk.rules $(DESTDIR)$(SYSCONFDIR)/udev/rules.d/60-lclk.rules
+	$(Q)mkdir -p $(DESTDIR)$(SYSCONFDIR)/systemd/system
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		packaging/lclk.service.in > $(DESTDIR)$(SYSCONFDIR)/systemd/system/lclk.service
+	$(Q)mkdir -p $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/include/uapi/linux
+	$(Q)cp kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h) \
+		$(DESTDIR)$(DKMS_SRC)/kmod/
+	$(Q)cp include/lclk_model.h $(DESTDIR)$(DKMS_SRC)/include/
+	$(Q)cp include/uapi/linux/lclk.h $(DESTDIR)$(DKMS_SRC)/include/uapi/linux/
+	$(Q)sed 's|@VERSION@|$(VERSION)|' packaging/dkms.conf > $(DESTDIR)$(DKMS_SRC)/dkms.conf
+	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
 
 clean:
 	$(Q)rm -rf $(BUILD)

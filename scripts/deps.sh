@@ -8,7 +8,7 @@ linux-image-amd64 linux-headers-amd64 linux-source
 clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 qemu-system-x86 busybox-static cpio kmod sparse
 chrony linuxptp openmpi-bin libopenmpi-dev bpftrace iproute2
-python3 protobuf-compiler"
+python3 protobuf-compiler sntp systemd dkms"
 
 missing=""
 for p in $PKGS; do

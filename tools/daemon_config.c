@@ -505,6 +505,9 @@ static int check(struct parse_ctx *p)
 
 	if (!c->nsources)
 		return fail(p, "no 'source' or 'peer' line: nothing to synchronise to");
+	if (c->holdover_ns <= c->maxpoll_ns)
+		/* Else the clock would report HOLDOVER between two good polls. */
+		return fail(p, "holdover: must exceed the slowest poll (%.0fs)", c->maxpoll_ns / 1e9);
 	return 0;
 }
 

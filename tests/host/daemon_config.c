@@ -153,6 +153,7 @@ static const struct {
 	{ "source ntp://h\na b c d e f g h i\n", "test.conf:2: too many words" },
 	{ "# nothing\n", "test.conf: no 'source' or 'peer' line" },
 	{ "", "test.conf: no 'source' or 'peer' line" },
+	{ "source ntp://h\nholdover 30s\n", "test.conf: holdover: must exceed the slowest poll (64s)" },
 };
 
 TEST(errors_name_the_line)
