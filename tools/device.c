@@ -73,6 +73,9 @@ int device_error(const char *cmd, const char *path, const char *what, int err)
 	case -EPERM:
 	case -EACCES:
 		return EXIT_PERM;
+	case -ERANGE:
+		/* Fixed on the command line (--allow-backward), as sync's refusal. */
+		return EXIT_USAGE;
 	default:
 		return EXIT_FAIL;
 	}

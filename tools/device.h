@@ -22,7 +22,8 @@ bool device_can_set_time(void);
 
 /*
  * Print "lclkctl CMD: PATH: WHAT: reason" for err (-errno) on stderr and
- * return the matching exit code: EXIT_PERM, EXIT_NODEV or EXIT_FAIL.
+ * return the matching exit code: EXIT_PERM, EXIT_NODEV, EXIT_USAGE (a
+ * backward change without --allow-backward) or EXIT_FAIL.
  */
 int device_error(const char *cmd, const char *path, const char *what, int err);
 
