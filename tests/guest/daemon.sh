@@ -1,0 +1,194 @@
+#!/bin/bash
+# lclkctl daemon and serve against real peers, in the VM with the module
+# loaded (instances >= 2). Two chronyd servers (-x: they serve the guest's
+# CLOCK_REALTIME, which is the ground truth) on loopback; readers on every
+# CPU check monotonicity and the bound throughout. Short polls and holdover
+# keep it to about a minute and a half.
+set -uo pipefail
+cd "${LCLK_REPO:-.}"
+
+lclkctl=build/lclkctl
+watch=build/tests/bench/clock_watch
+dir=$(mktemp -d /tmp/lclk-daemon.$$.XXXXXX)
+ns=lclk-daemon-$$
+export LCLK_CONTROL=$dir/ctl.sock
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for f in "$dir"/chronyd-*.pid; do [ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+	ip netns del "$ns" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+echo "TAP version 13"
+
+# chronyd serving CLOCK_REALTIME on 127.0.0.1:PORT, never touching the clock.
+start_chronyd() {
+	local port=$1
+	cat >"$dir/chrony-$port.conf" <<-EOC
+	local stratum 1
+	allow 127.0.0.1
+	bindaddress 127.0.0.1
+	port $port
+	cmdport 0
+	pidfile $dir/chronyd-$port.pid
+	EOC
+	chronyd -x -f "$dir/chrony-$port.conf" >"$dir/chronyd-$port.log" 2>&1
+}
+stop_chronyd() {
+	kill "$(cat "$dir/chronyd-$1.pid")" 2>/dev/null
+	rm -f "$dir/chronyd-$1.pid"
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.5 s until it succeeds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.5
+	done
+}
+status_is() { $lclkctl --json status 2>/dev/null | grep -q "^{\"device\".*\"status\":\"$1\""; }
+selected_is() { $lclkctl status 2>/dev/null | grep -q "^  \* $1"; }
+
+write_config() {
+	cat >"$dir/lclk.conf" <<-EOC
+	device /dev/lclk0
+	source ntp://127.0.0.1:11123 prefer
+	source ntp://127.0.0.1:11124
+	$1
+	poll 500ms 2s
+	fastpolls 2
+	samples 2 50ms 300ms
+	holdover 3s
+	maxdrift 100ppm
+	control $dir/ctl.sock
+	metrics 127.0.0.1:19478
+	log info
+	EOC
+}
+
+# ---- configuration errors -------------------------------------------------
+printf 'source ntp://127.0.0.1:11123\npoll 1s 2s\nsamples 0\n' >"$dir/bad.conf"
+out=$($lclkctl daemon -c "$dir/bad.conf" 2>&1)
+rc=$?
+check "bad configuration rejected with its line number (exit $rc: $out)" \
+	test "$rc" -eq 2 -a -n "$(echo "$out" | grep -F "$dir/bad.conf:3: samples:")"
+
+# ---- converge -----------------------------------------------------------
+start_chronyd 11123
+start_chronyd 11124
+$watch -i 500 >"$dir/watch.out" 2>&1 &
+watch_pid=$!
+pids+=("$watch_pid")
+write_config ""
+$lclkctl daemon -c "$dir/lclk.conf" >"$dir/daemon.log" 2>&1 &
+daemon_pid=$!
+pids+=("$daemon_pid")
+t0=$SECONDS
+check "daemon synchronises to chronyd" wait_for 30 status_is synced
+echo "# synced after $((SECONDS - t0)) s"
+check "the preferred server is selected" wait_for 10 selected_is ntp://127.0.0.1:11123
+sleep 4
+$lclkctl status | sed 's/^/# /'
+
+# ---- metrics ------------------------------------------------------------
+scrape() {
+	exec 3<>/dev/tcp/127.0.0.1/19478 || return 1
+	printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3
+	cat <&3
+	exec 3<&-
+}
+metrics=$(scrape | tr -d '\r')
+body=$(echo "$metrics" | sed '1,/^$/d')
+bad_lines=$(echo "$body" | grep -vE '^# (HELP|TYPE) [a-z_]+ |^[a-z_]+(\{[^}]*\})? [-+0-9.e]+(Inf)?$' | head -3)
+check "metrics: HTTP 200 and every line in the Prometheus text format" \
+	test -n "$(echo "$metrics" | head -1 | grep '^HTTP/1.0 200 OK')" -a -z "$bad_lines" -a -n "$body"
+check "metrics: synced, selected source reachable" test -n \
+	"$(echo "$body" | grep -E '^lclk_status\{device="/dev/lclk0",status="synced"\} 1$')" -a -n \
+	"$(echo "$body" | grep -E '^lclk_source_state\{source="ntp://127.0.0.1:11123",class="ntp",state="selected"\} 1$')"
+off=$(echo "$body" | awk '/^lclk_offset_seconds/ {print $2}')
+echo "# last offset $off s, bound $(echo "$body" | awk '/^lclk_bound_seconds/ {print $2}') s"
+
+# ---- serve ----------------------------------------------------------------
+$lclkctl serve -a 127.0.0.1 -p 11130 >"$dir/serve.log" 2>&1 &
+pids+=("$!")
+$lclkctl -d /dev/lclk1 serve -a 127.0.0.1 -p 11131 >"$dir/serve-unsynced.log" 2>&1 &
+pids+=("$!")
+sleep 0.5
+out=$(timeout 15 chronyd -x -Q -t 8 -f /dev/null 'server 127.0.0.1 port 11130 iburst maxsamples 4' 2>&1)
+check "serve: chronyd accepts the synced logical clock" \
+	test -n "$(echo "$out" | grep -E 'System clock wrong by')"
+echo "$out" | grep -E 'wrong by' | sed 's/^/# /'
+out=$(timeout 15 chronyd -x -Q -t 5 -f /dev/null 'server 127.0.0.1 port 11131 iburst maxsamples 4' 2>&1)
+check "serve: chronyd gets no time from an unsynchronised lclk" \
+	test -z "$(echo "$out" | grep -E 'System clock wrong by')"
+if command -v sntp >/dev/null && ip netns add "$ns" 2>/dev/null; then
+	ip -n "$ns" link set lo up
+	ip netns exec "$ns" $lclkctl serve -a 127.0.0.1 >"$dir/serve-ns.log" 2>&1 &
+	pids+=("$!")
+	sleep 0.5
+	out=$(ip netns exec "$ns" timeout 10 sntp -t 3 127.0.0.1 2>&1)
+	check "serve: sntp accepts the synced logical clock ($(echo "$out" | tail -1))" \
+		test -n "$(echo "$out" | grep -E '^[0-9-]+ [0-9:.]+ .*[+-][0-9.]+ .*s[0-9]+ ')"
+	kill "${pids[-1]}"
+	ip netns exec "$ns" $lclkctl -d /dev/lclk1 serve -a 127.0.0.1 >"$dir/serve-ns1.log" 2>&1 &
+	pids+=("$!")
+	sleep 0.5
+	out=$(ip netns exec "$ns" timeout 10 sntp -t 3 127.0.0.1 2>&1)
+	check "serve: sntp refuses an unsynchronised lclk ($(echo "$out" | head -1))" \
+		test -n "$(echo "$out" | grep 'stratum too high')"
+else
+	ok "serve: sntp # SKIP sntp or network namespaces unavailable"
+	ok "serve: sntp unsynced # SKIP sntp or network namespaces unavailable"
+fi
+
+# ---- failover, holdover, recovery -------------------------------------
+stop_chronyd 11123
+check "failover: the other server is selected" wait_for 20 selected_is ntp://127.0.0.1:11124
+stop_chronyd 11124
+check "holdover: status HOLDOVER once both are gone" wait_for 20 status_is holdover
+# The bound and the CLOCK_MONOTONIC it is for, from one reading each.
+read -r b1 t1 < <($lclkctl --json status | grep -oE '"(base|bound)_ns":[0-9]+' | head -2 |
+		  cut -d: -f2 | sort -n | tr '\n' ' ')
+sleep 2
+read -r b2 t2 < <($lclkctl --json status | grep -oE '"(base|bound)_ns":[0-9]+' | head -2 |
+		  cut -d: -f2 | sort -n | tr '\n' ' ')
+growth=$(( (b2 - b1) * 1000000000 / (t2 - t1) ))
+check "holdover: the bound grows at the maximum drift (${growth} ppb vs 100000)" \
+	test "$growth" -ge 95000 -a "$growth" -le 105000
+start_chronyd 11123
+check "recovery: synchronised again when a server returns" wait_for 30 status_is synced
+
+# ---- reload ---------------------------------------------------------------
+write_config "source ntp://127.0.0.1:11125"
+kill -HUP "$daemon_pid"
+check "SIGHUP reload: the new source is in the table" \
+	wait_for 10 sh -c "$lclkctl status | grep -q 'ntp://127.0.0.1:11125'"
+printf 'source ntp://127.0.0.1:11123\nbogus directive\n' >"$dir/lclk.conf"
+kill -HUP "$daemon_pid"
+sleep 1
+check "SIGHUP with a bad file: logged with its line, daemon keeps running" \
+	test -n "$(grep -F "lclk.conf:2: unknown directive 'bogus'" "$dir/daemon.log")" -a \
+	-d "/proc/$daemon_pid"
+
+# ---- exit -------------------------------------------------------------------
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+rc=$?
+check "SIGTERM: exit 0 and the model stays" test "$rc" -eq 0 -a -n "$(status_is synced && echo y)"
+kill -TERM "$watch_pid"
+wait "$watch_pid"
+rc=$?
+check "readers on every CPU: monotonic, bound holds ($(cat "$dir/watch.out"))" test "$rc" -eq 0
+grep -E 'notice|warn|err' "$dir/daemon.log" | sed 's/^/# /'
+echo "1..$n"
+exit $failed
