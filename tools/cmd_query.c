@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* lclkctl query: measure the clock against time sources, change nothing. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
+#include "device.h"
 #include "measure.h"
 
 static int run(int argc, char **argv, struct cli_global *g)
@@ -36,8 +35,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 	err = target_open(&tc, g->device, false);
 	if (err) {
 		measure_close(&ms);
-		fprintf(stderr, "lclkctl query: %s: %s\n", g->device, strerror(-err));
-		return err == -EACCES || err == -EPERM ? EXIT_PERM : EXIT_FAIL;
+		return device_error(cmd->name, g->device, "open", err);
 	}
 	if (!tc.logical && !g->json)
 		printf("no %s: measuring the system clock (CLOCK_REALTIME) instead\n", g->device);

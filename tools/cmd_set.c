@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock_offset.h"
 #include "device.h"
 #include "lclk.h"
 
@@ -19,32 +20,13 @@ enum {
 	OPT_HOLDOVER, OPT_MAX_DRIFT, OPT_TAI, OPT_UTC, OPT_UNSYNC, OPT_BACKWARD,
 };
 
-/*
- * CLOCK_REALTIME - CLOCK_MONOTONIC from the narrowest of a few
- * monotonic-realtime-monotonic windows; the window's half width is the
- * error of the pairing.
- */
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, and half the window it was read in. */
 static int64_t realtime_offset(int64_t *err_ns)
 {
-	int64_t best = INT64_MAX, off = 0;
-	int i;
+	int64_t off = 0, width = 0;
 
-	for (i = 0; i < 16; i++) {
-		struct timespec a, r, b;
-		int64_t ta, tb, tr;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		clock_gettime(CLOCK_REALTIME, &r);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		ta = a.tv_sec * 1000000000LL + a.tv_nsec;
-		tb = b.tv_sec * 1000000000LL + b.tv_nsec;
-		tr = r.tv_sec * 1000000000LL + r.tv_nsec;
-		if (tb - ta < best) {
-			best = tb - ta;
-			off = tr - ta - best / 2;
-		}
-	}
-	*err_ns = (best + 1) / 2;
+	clock_offset_from_mono(CLOCK_REALTIME, 16, &off, &width);
+	*err_ns = (width + 1) / 2;
 	return off;
 }
 

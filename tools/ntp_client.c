@@ -15,7 +15,7 @@
  * after recvmsg(), which only widens the round trip.
  */
 #include <errno.h>
-#include <time.h>
+#include <time.h>		/* before linux/errqueue.h, which needs timespec */
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
 #include <netdb.h>
@@ -25,22 +25,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "clock_offset.h"
 #include "ntp_client.h"
-
-#define NS_PER_S 1000000000LL
-
-static int64_t ts_ns(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * NS_PER_S + ts->tv_nsec;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts_ns(&ts);
-}
 
 static void addr_str(const struct sockaddr_storage *a, char *buf, size_t len)
 {
@@ -143,28 +129,15 @@ void ntp_client_close(struct ntp_client *c)
 static int64_t realtime_to_target(const struct target_clock *tc, int64_t rt,
 				  int64_t *base, int64_t *err)
 {
-	int64_t best = INT64_MAX, diff = 0;
-	int i;
+	int64_t diff, width;
 
-	for (i = 0; i < 3; i++) {
-		struct timespec a, r, b;
-		int64_t w;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		clock_gettime(CLOCK_REALTIME, &r);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		w = ts_ns(&b) - ts_ns(&a);
-		if (w < best) {
-			best = w;
-			diff = ts_ns(&r) - ts_ns(&a) - w / 2;
-		}
-	}
+	clock_offset_from_mono(CLOCK_REALTIME, 3, &diff, &width);
 	*base = rt - diff;
 	if (!tc->logical) {
 		*err = 0;
 		return rt;
 	}
-	*err = best / 2 + 1;
+	*err = width / 2 + 1;
 	return target_from_base(tc, *base);
 }
 
@@ -218,7 +191,7 @@ static int read_errqueue(struct ntp_client *c, uint32_t want_id, int64_t *tx_rt)
 		return 1;
 	if (ee->ee_origin == SO_EE_ORIGIN_TIMESTAMPING) {
 		if (stamp && ee->ee_data == want_id && ee->ee_info == SCM_TSTAMP_SND)
-			*tx_rt = ts_ns(&stamp->ts[0]);
+			*tx_rt = timespec_ns(&stamp->ts[0]);
 		return 1;
 	}
 	if (ee->ee_origin == SO_EE_ORIGIN_ICMP || ee->ee_origin == SO_EE_ORIGIN_ICMP6)
@@ -286,7 +259,7 @@ static uint64_t random_xmt(void)
 
 	while (!v)
 		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-			v = (uint64_t)mono_ns() * 0x9e3779b97f4a7c15ULL;
+			v = (uint64_t)monotonic_ns() * 0x9e3779b97f4a7c15ULL;
 	return v;
 }
 
@@ -317,7 +290,7 @@ int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
 	if (sendto(c->fd, req, sizeof(req), 0, (struct sockaddr *)&c->addr, c->addrlen) < 0)
 		return -errno;
 	c->tx_id++;
-	deadline = mono_ns() + timeout_ns;
+	deadline = monotonic_ns() + timeout_ns;
 
 	while (!got) {
 		char control[512];
@@ -329,7 +302,7 @@ int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
 			.msg_control = control, .msg_controllen = sizeof(control),
 		};
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-		int64_t left = deadline - mono_ns();
+		int64_t left = deadline - monotonic_ns();
 		struct cmsghdr *cm;
 		ssize_t len;
 
@@ -355,7 +328,7 @@ int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
 		rx_rt = 0;
 		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING)
-				rx_rt = ts_ns(&((struct scm_timestamping *)CMSG_DATA(cm))->ts[0]);
+				rx_rt = timespec_ns(&((struct scm_timestamping *)CMSG_DATA(cm))->ts[0]);
 		if (msg.msg_flags & MSG_TRUNC)
 			len = NTP_MAX_LEN + 4;	/* longer than the buffer: oversized */
 		got = take_datagram(c, buf, len, &from, xmt, x);

@@ -29,7 +29,6 @@ struct ntp_client {
 	uint64_t sent[NTP_CLIENT_HISTORY];	/* transmit timestamps, a ring */
 	bool answered[NTP_CLIENT_HISTORY];
 	unsigned int nsent;
-	int verbose;
 };
 
 /* One request and what became of it. */

@@ -119,7 +119,6 @@ static int ntp_open(struct source *src, const char *spec, char *err, size_t errl
 		free(ns);
 		return ret;
 	}
-	ns->client.verbose = src->opts.verbose;
 	ns->interval_ns = src->opts.interval_ns;
 	if (ns->interval_ns < 0)
 		ns->interval_ns = private_address(&ns->client.addr) ?
