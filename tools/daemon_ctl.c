@@ -16,7 +16,7 @@
 #include "lclk_model.h"
 
 /* The daemon gives a client this long to send its request and take the answer ... */
-#define CTL_SERVE_TIMEOUT_US	200000
+#define CTL_SERVE_TIMEOUT_US	500000
 /* ... and a client waits this long for a daemon busy with a reload. */
 #define CTL_QUERY_TIMEOUT_S	5
 #define CTL_MAX_ANSWER		(1 << 20)
@@ -79,10 +79,11 @@ static void set_timeouts(int fd, struct timeval tv)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
+/* To a socket whose peer may be gone: an error, never SIGPIPE. */
 static int write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
-		ssize_t n = write(fd, buf, len);
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;

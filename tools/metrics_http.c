@@ -93,7 +93,8 @@ static void reply(int fd, const char *status, const char *type, const char *body
 			 "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
 			 status, type, len);
 
-	if (write(fd, head, n) != n || (len && write(fd, body, len) != (ssize_t)len))
+	if (send(fd, head, n, MSG_NOSIGNAL) != n ||
+	    (len && send(fd, body, len, MSG_NOSIGNAL) != (ssize_t)len))
 		log_debug("metrics: a client left before its answer");
 }
 
