@@ -101,6 +101,7 @@ void measure_run(struct measure_set *ms, const struct target_clock *tc)
 	struct measurement m[64];
 	bool valid[64];
 	enum select_state state[64];
+	bool threaded = tid && jobs && started;
 	int64_t latest = 0;
 	unsigned int i;
 
@@ -111,15 +112,17 @@ void measure_run(struct measure_set *ms, const struct target_clock *tc)
 
 		if (!it->opened)
 			continue;
-		jobs[i] = (struct job){ it, tc };
-		/* Without threads (or memory), one after the other. */
-		started[i] = tid && jobs && started &&
-			     !pthread_create(&tid[i], NULL, measure_one, &jobs[i]);
-		if (!started[i])
-			measure_one(&(struct job){ it, tc });
+		if (threaded) {
+			jobs[i] = (struct job){ it, tc };
+			started[i] = !pthread_create(&tid[i], NULL, measure_one, &jobs[i]);
+			if (started[i])
+				continue;
+		}
+		/* Without a thread (or memory for one), right here. */
+		measure_one(&(struct job){ it, tc });
 	}
-	for (i = 0; i < ms->n; i++)
-		if (started && started[i])
+	for (i = 0; threaded && i < ms->n; i++)
+		if (started[i])
 			pthread_join(tid[i], NULL);
 	free(tid);
 	free(jobs);

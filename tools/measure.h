@@ -42,7 +42,7 @@ struct measure_set {
 	{ "timeout",	required_argument, NULL, MEASURE_OPT_TIMEOUT }
 #define MEASURE_USAGE							\
 	"  --samples N         samples per source (default 8, 1..64)\n"	\
-	"  --interval DUR      between samples (default: 200ms to private\n"	\
+	"  --interval DUR      between samples (default: 100ms to private\n"	\
 	"                      addresses, 2s to public servers, as they ask)\n"	\
 	"  --timeout DUR       wait for each reply (default 1s)\n"
 

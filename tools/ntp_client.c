@@ -79,6 +79,20 @@ static void enable_timestamps(struct ntp_client *c)
 		c->kernel_rx = true;
 }
 
+/* 0 if there is a route to ai, else -errno. */
+static int routable(const struct addrinfo *ai)
+{
+	int fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 int ntp_client_open(struct ntp_client *c, const char *host, const char *port,
 		    char *err, size_t errlen)
 {
@@ -94,19 +108,31 @@ int ntp_client_open(struct ntp_client *c, const char *host, const char *port,
 		snprintf(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
 		return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
 	}
-	/* The first address family this host can open a socket for. */
+	/*
+	 * The first address there is a route to: connect() on a UDP socket
+	 * sends nothing but fails without one (an AAAA record on an
+	 * IPv4-only host). The socket we keep stays unconnected, so replies
+	 * from elsewhere reach us to be reported rather than dropped.
+	 */
 	for (ai = res; ai; ai = ai->ai_next) {
 		c->fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (c->fd >= 0) {
+		if (c->fd < 0) {
+			saved = errno;
+			continue;
+		}
+		saved = -routable(ai);
+		if (!saved) {
 			memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
 			c->addrlen = ai->ai_addrlen;
 			break;
 		}
-		saved = errno;
+		close(c->fd);
+		c->fd = -1;
 	}
 	freeaddrinfo(res);
 	if (c->fd < 0) {
-		snprintf(err, errlen, "%s: socket: %s", host, strerror(saved));
+		snprintf(err, errlen, "%s: no route to any of its addresses: %s", host,
+			 strerror(saved));
 		return -saved;
 	}
 	enable_timestamps(c);

@@ -25,7 +25,7 @@
  * within 2 s matters, and the 2 s ntpd's "discard minimum" asks for from
  * anything else, so public servers never see us as abusive.
  */
-#define NTP_LAN_INTERVAL_NS	200000000LL
+#define NTP_LAN_INTERVAL_NS	100000000LL
 #define NTP_WAN_INTERVAL_NS	2000000000LL
 /* KoD RATE doubles the spacing, up to RFC 5905's default poll (64 s). */
 #define NTP_MAX_INTERVAL_NS	64000000000LL

@@ -38,9 +38,11 @@ ntp_setup() {
 	in_cli ip addr add "fd00:$NTP_NET::2/64" dev "w$NTP_TAG" nodad
 	in_srv ip link set "v$NTP_TAG" up
 	in_cli ip link set "w$NTP_TAG" up
-	# A host name for the server, seen only in the client namespace.
+	# Host names for the server, seen only in the client namespace; the
+	# IPv6 address of dual.test has no route.
 	mkdir -p "/etc/netns/$NTP_CLI" 2>/dev/null &&
-		echo "$NTP_V4 ntp-server.test" > "/etc/netns/$NTP_CLI/hosts" || true
+		printf '%s\n' "$NTP_V4 ntp-server.test" "fd00:1:$NTP_NET::1 dual.test" \
+			"$NTP_V4 dual.test" > "/etc/netns/$NTP_CLI/hosts" || true
 }
 
 ntp_start_chronyd() {

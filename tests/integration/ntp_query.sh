@@ -24,7 +24,7 @@ check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 q() { local out=$1; shift; in_cli "$LCLKCTL" query "$@" > "$out" 2> "$out.err"; }
 within() { jget 'abs(d["combined"]["offset_ns"]) <= d["combined"]["bound_ns"]' < "$1"; }
 
-echo "1..37"
+echo "1..38"
 [ -x "$LCLKCTL" ] || { echo "Bail out! build lclkctl first"; exit 1; }
 [ -e /dev/lclk0 ] && { echo "Bail out! /dev/lclk0 exists: this test needs the module-less host"; exit 1; }
 ntp_setup && ntp_start_chronyd
@@ -46,6 +46,8 @@ check "IPv6 query succeeds" "[ $rc = 0 ]"
 check "... |offset| <= bound" '[ "$(within "$d/v6")" = True ]'
 q "$d/name" --json --samples 2 --interval 0 ntp://ntp-server.test; rc=$?
 check "host name resolved" "[ $rc = 0 ]"
+q "$d/dual" --json --samples 2 --interval 0 ntp://dual.test; rc=$?
+check "a name whose IPv6 address has no route: IPv4 is used" "[ $rc = 0 ]"
 q "$d/text" --samples 2 --interval 0 "ntp://$NTP_V4"; rc=$?
 check "text output says it measures the system clock" \
 	'[ $rc = 0 ] && grep -q "measuring the system clock" "$d/text" && grep -q survivor "$d/text"'
