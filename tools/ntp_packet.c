@@ -177,15 +177,22 @@ void ntp_refid_str(const struct ntp_packet *p, char *buf, size_t len)
 			 (r >> 8) & 0xff, r & 0xff);
 		return;
 	}
-	/* Stratum 0 and 1 carry ASCII; show anything else escaped. */
+	/*
+	 * Stratum 0 and 1 carry ASCII, NUL-padded; anything else (chronyd's
+	 * "local" reference sends 127.127.1.1) is shown in hex, as chronyc does.
+	 */
 	for (i = 0; i < 4; i++) {
 		unsigned char c = r >> (24 - 8 * i);
 
-		text[i] = isprint(c) ? (char)c : (c ? '?' : 0);
 		if (!c)
 			break;
+		if (!isprint(c) || isspace(c)) {
+			snprintf(buf, len, "%08X", r);
+			return;
+		}
+		text[i] = (char)c;
 	}
-	text[i < 4 ? i : 4] = 0;
+	text[i] = 0;
 	snprintf(buf, len, "%s", text);
 }
 

@@ -201,6 +201,13 @@ TEST(kiss_codes)
 	p.refid = 0xc0000201;
 	ntp_refid_str(&p, s, sizeof(s));
 	EXPECT_STREQ(s, "192.0.2.1");
+	p.stratum = 1;
+	p.refid = 0x47505300;
+	ntp_refid_str(&p, s, sizeof(s));
+	EXPECT_STREQ(s, "GPS");
+	p.refid = 0x7f7f0101;	/* chronyd's "local stratum 1" */
+	ntp_refid_str(&p, s, sizeof(s));
+	EXPECT_STREQ(s, "7F7F0101");
 }
 
 TEST(lengths)
