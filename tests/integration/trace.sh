@@ -96,7 +96,7 @@ start_pp pid -n "$ROUNDS" -d $DELAY_US -l "$TMP/pid.log"
 start_trace pid --pid "$PP_PID" --threshold $((DELAY_US / 2))us --prom-out "$TMP/pid.prom" \
 	--trace-out "$TMP/pid.pftrace" --interval 500ms
 go pid; pp_wait pid; stop_trace
-check "pid: initiator's recvfrom: $ROUNDS calls in ($((LOW - 1)), $HIGH] ns (90%) or later, 8 bytes each" \
+check "pid: initiator's recvfrom: $ROUNDS calls in ($((LOW - 1)), $HIGH] ns (90%), none more than a bucket earlier, 8 bytes each" \
 	$CHECK series "$TMP/pid.jsonl" "$PP_PID" recvfrom data "$ROUNDS" --low $LOW --high $HIGH --bytes $((8 * ROUNDS))
 check "pid: initiator's sendto: $ROUNDS calls" \
 	$CHECK series "$TMP/pid.jsonl" "$PP_PID" sendto data "$ROUNDS" --bytes $((8 * ROUNDS))
