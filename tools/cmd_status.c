@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "daemon_ctl.h"
+#include "daemon_report.h"
 #include "device.h"
 #include "json.h"
 #include "lclk.h"
@@ -33,19 +34,6 @@ struct status_section {
 	void (*text)(const struct status *s);
 	void (*json)(const struct status *s, struct json *j);
 };
-
-static const char *status_name(__u32 status)
-{
-	switch (status) {
-	case LCLK_STATUS_UNSYNCED:
-		return "unsynced";
-	case LCLK_STATUS_SYNCED:
-		return "synced";
-	case LCLK_STATUS_HOLDOVER:
-		return "holdover";
-	}
-	return "unknown";
-}
 
 static void caps_text(__u32 caps, char *buf, size_t len)
 {
@@ -88,7 +76,7 @@ static void time_text(const struct status *s)
 
 	gmtime_r(&sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	printf("status:       %s\n", status_name(s->now.status));
+	printf("status:       %s\n", lclk_status_name(s->now.status));
 	printf("time:         %s.%09lld %s\n", stamp,
 	       (long long)(s->now.time_ns % 1000000000LL),
 	       s->model.flags & LCLK_MODEL_TAI ? "TAI" : "UTC");
@@ -97,7 +85,7 @@ static void time_text(const struct status *s)
 
 static void time_json(const struct status *s, struct json *j)
 {
-	json_str(j, "status", status_name(s->now.status));
+	json_str(j, "status", lclk_status_name(s->now.status));
 	json_int(j, "time_ns", s->now.time_ns);
 	json_int(j, "base_ns", s->now.base_ns);
 	if (s->now.bound_ns == LCLK_BOUND_UNKNOWN)
