@@ -231,19 +231,25 @@ int ctl_query(const char *path, const char *request, char **out)
 {
 	struct sockaddr_un sun;
 	size_t len = 0, cap = 4096;
-	char *buf;
+	char *buf, line[64];
 	int fd, ret;
 
 	*out = NULL;
 	ret = make_addr(path, &sun);
 	if (ret)
 		return ret;
+	/*
+	 * One write: the daemon answers what its first read gets and closes,
+	 * and a newline still on its way then resets the connection.
+	 */
+	if ((size_t)snprintf(line, sizeof(line), "%s\n", request) >= sizeof(line))
+		return -EMSGSIZE;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	set_timeouts(fd, (struct timeval){ .tv_sec = CTL_QUERY_TIMEOUT_S });
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    write_all(fd, request, strlen(request)) || write_all(fd, "\n", 1)) {
+	    write_all(fd, line, strlen(line))) {
 		ret = -errno;
 		close(fd);
 		return ret;
