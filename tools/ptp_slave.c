@@ -155,7 +155,8 @@ static void sync_done(struct ptp_slave *s)
 	s->pair_t1 = s->t1;
 	s->pair_t2 = s->t2;
 	s->pair_t2_err = s->t2_err;
-	if (!s->dreq_due && (!s->dreq_pending || now - s->t3 > DELAY_RESP_TIMEOUT_NS)) {
+	if (s->measuring && !s->dreq_due &&
+	    (!s->dreq_pending || now - s->t3 > DELAY_RESP_TIMEOUT_NS)) {
 		s->dreq_due = true;
 		s->dreq_at = now + delay_req_wait(s);
 	}
@@ -221,6 +222,8 @@ static bool on_delay_resp(struct ptp_slave *s, const struct ptp_msg *m,
 		return false;
 	}
 	s->dreq_pending = false;
+	if (!out)
+		return false;	/* idle: the last measurement's, late */
 	t4 = ptp_ts_ns(&m->delay_resp.receive) - ptp_correction_ns(m->h.correction);
 	ms = s->t2_at_dreq - s->t1_at_dreq;	/* slave - master + forward delay */
 	sm = t4 - s->t3;			/* master - slave + backward delay */
@@ -276,10 +279,14 @@ static bool handle(struct ptp_slave *s, const struct ptp_msg *m, const struct pt
 	return false;
 }
 
-int ptp_slave_run(struct ptp_slave *s, int64_t deadline, struct ptp_sample *out)
+/* Measuring into out, or idle (out NULL: no Delay_Req goes out). */
+static int run(struct ptp_slave *s, int64_t deadline, struct ptp_sample *out)
 {
 	uint8_t buf[PTP_MAX_MSG_LEN + 64];
 
+	s->measuring = out != NULL;
+	if (!out)
+		s->dreq_due = false;
 	for (;;) {
 		int64_t now = monotonic_ns(), until = now + BMCA_TICK_NS;
 		struct ptp_rx rx;
@@ -309,4 +316,14 @@ int ptp_slave_run(struct ptp_slave *s, int64_t deadline, struct ptp_sample *out)
 		if (handle(s, &m, &rx, monotonic_ns(), out))
 			return 0;
 	}
+}
+
+int ptp_slave_run(struct ptp_slave *s, int64_t deadline, struct ptp_sample *out)
+{
+	return run(s, deadline, out);
+}
+
+int ptp_slave_idle(struct ptp_slave *s, int64_t deadline)
+{
+	return run(s, deadline, NULL);
 }

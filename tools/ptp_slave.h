@@ -78,6 +78,7 @@ struct ptp_slave {
 	int64_t t3, t3_err;
 
 	unsigned int rejected;
+	bool measuring;			/* in ptp_slave_run, not ptp_slave_idle */
 };
 
 int ptp_slave_open(struct ptp_slave *s, const char *ifname, enum ptp_net_transport t,
@@ -89,6 +90,17 @@ void ptp_slave_close(struct ptp_slave *s);
  * Returns 0 with *out, -ETIMEDOUT, or -errno of a socket error.
  */
 int ptp_slave_run(struct ptp_slave *s, int64_t deadline, struct ptp_sample *out);
+
+/*
+ * Keep the port running between measurements, until the monotonic
+ * deadline: Announces keep the master qualified, Syncs and Follow_Ups are
+ * followed as they come, no Delay_Req is sent. A port left unread instead
+ * loses its master to the announce receipt timeout and finds a backlog of
+ * stale messages, from two sockets in no common order, at the next
+ * measurement. Returns -ETIMEDOUT at the deadline, or -errno of a socket
+ * error.
+ */
+int ptp_slave_idle(struct ptp_slave *s, int64_t deadline);
 
 /* Interval between Syncs of the current master, ns (1 s until known). */
 int64_t ptp_slave_sync_interval(const struct ptp_slave *s);

@@ -18,6 +18,9 @@
  * The result's bound is that exchange's own: it holds whatever the
  * asymmetry, as each direction took a non-negative time, widened by the
  * drift the target may have between its Sync and its Delay_Req.
+ *
+ * Between measurements the daemon keeps the port running (idle): it
+ * follows its master's Announces and Syncs but sends no Delay_Req.
  */
 #include <errno.h>
 #include <math.h>
@@ -37,6 +40,7 @@
 struct ptp_source {
 	struct ptp_slave slave;
 	struct ptp_opts opts;
+	unsigned int rejected_reported;	/* slave.rejected, as of the last measurement */
 };
 
 static int ptp_src_open(struct source *src, const char *spec, char *err, size_t errlen)
@@ -141,7 +145,6 @@ static int ptp_src_measure(struct source *src, const struct target_clock *tc,
 	struct ptp_source *ps = src->priv;
 	struct ptp_slave *s = &ps->slave;
 	unsigned int n = src->opts.samples ? src->opts.samples : PTP_DEFAULT_SAMPLES;
-	unsigned int rejected = s->rejected;
 	struct ptp_sample smp[PTP_MAX_SAMPLES];
 	struct candidate c[PTP_MAX_SAMPLES];
 	const struct ptp_foreign *fm = &s->master;
@@ -174,10 +177,20 @@ static int ptp_src_measure(struct source *src, const struct target_clock *tc,
 	m->leap = fm->flags & PTP_FLAG_LEAP61 ? 1 : fm->flags & PTP_FLAG_LEAP59 ? 2 : 0;
 	ptp_clock_id_str(fm->ann.gm_id, m->refid, sizeof(m->refid));
 	m->samples = got;
-	m->rejected = s->rejected - rejected;
+	/* With those rejected while idle since the last measurement. */
+	m->rejected = s->rejected - ps->rejected_reported;
+	ps->rejected_reported = s->rejected;
 	ptp_opts_timescale(&ps->opts, m, fm->flags & PTP_FLAG_PTP_TIMESCALE,
 			   fm->flags & PTP_FLAG_UTC_VALID ? fm->ann.utc_offset : -1);
 	return 0;
+}
+
+static int ptp_src_idle(struct source *src, int64_t deadline_ns)
+{
+	struct ptp_source *ps = src->priv;
+	int r = ptp_slave_idle(&ps->slave, deadline_ns);
+
+	return r == -ETIMEDOUT ? 0 : r;
 }
 
 static void ptp_src_close(struct source *src)
@@ -194,5 +207,6 @@ const struct source_ops ptp_source_ops = {
 	.sep = "://",
 	.open = ptp_src_open,
 	.measure = ptp_src_measure,
+	.idle = ptp_src_idle,
 	.close = ptp_src_close,
 };

@@ -52,6 +52,12 @@ struct source_ops {
 	 */
 	int (*measure)(struct source *src, const struct target_clock *tc,
 		       struct measurement *m, char *err, size_t errlen);
+	/*
+	 * Optional, for a source with a protocol state of its own (a PTP
+	 * port): keep it running between measurements until the monotonic
+	 * deadline_ns. Returns 0, or -errno when it cannot.
+	 */
+	int (*idle)(struct source *src, int64_t deadline_ns);
 	void (*close)(struct source *src);
 };
 

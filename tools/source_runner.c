@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "source_runner.h"
@@ -15,9 +16,28 @@ static void measure(struct source_runner *r, struct runner_result *res)
 			return;
 		r->open = true;
 	}
+	r->idle_failed = false;
 	res->ret = r->src.ops->measure(&r->src, r->tc, &res->m, res->err, sizeof(res->err));
 	if (res->ret && !res->err[0])
 		snprintf(res->err, sizeof(res->err), "%s", strerror(-res->ret));
+}
+
+/*
+ * One slice of the source's idle op, called unlocked. False if it has none
+ * or it failed: then the thread sleeps until the next poll.
+ */
+static bool idle(struct source_runner *r)
+{
+	struct timespec ts;
+	int err;
+
+	if (!r->open || !r->src.ops->idle || r->idle_failed)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	err = r->src.ops->idle(&r->src, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec +
+				RUNNER_IDLE_NS);
+	r->idle_failed = err != 0;
+	return !err;
 }
 
 static void *runner_main(void *arg)
@@ -25,11 +45,17 @@ static void *runner_main(void *arg)
 	struct source_runner *r = arg;
 	struct runner_result res;
 	char byte = 1;
+	bool idled;
 
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
-		while (!r->requested && !r->quit)
-			pthread_cond_wait(&r->cond, &r->lock);
+		while (!r->requested && !r->quit) {
+			pthread_mutex_unlock(&r->lock);
+			idled = idle(r);
+			pthread_mutex_lock(&r->lock);
+			if (!idled && !r->requested && !r->quit)
+				pthread_cond_wait(&r->cond, &r->lock);
+		}
 		if (r->quit)
 			break;
 		r->requested = false;

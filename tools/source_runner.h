@@ -5,6 +5,8 @@
  * the daemon's loop. The loop asks for a measurement with runner_poll();
  * the thread opens the source if it is not open yet (an interface may come
  * up later), measures, stores the result and writes a byte to wake_fd.
+ * Between polls it runs the source's idle op, if it has one, in slices of
+ * RUNNER_IDLE_NS: a poll waits for the end of the slice.
  */
 #ifndef LCLK_SOURCE_RUNNER_H
 #define LCLK_SOURCE_RUNNER_H
@@ -14,6 +16,8 @@
 
 #include "clock.h"
 #include "source.h"
+
+#define RUNNER_IDLE_NS	100000000LL
 
 struct runner_result {
 	int ret;			/* 0 or -errno of open/measure */
@@ -31,6 +35,7 @@ struct source_runner {
 	/* the thread's own: */
 	struct source src;
 	bool open;
+	bool idle_failed;		/* until the next measurement */
 	char url[256];
 	struct source_opts opts;
 	const struct target_clock *tc;
