@@ -216,8 +216,17 @@ static void start_cycle(struct daemon *d, int64_t now)
 
 	for (i = 0; i < d->nrunners; i++) {
 		d->answered[i] = false;
-		/* A source still busy with the last poll misses this one. */
-		runner_poll(&d->runners[i]);
+		if (runner_poll(&d->runners[i]))
+			continue;
+		/*
+		 * Still busy with an earlier poll (a PTP port waiting for a
+		 * master): it misses this one. Waiting for it would hold the
+		 * other sources' update back to the cycle's deadline.
+		 */
+		d->answered[i] = true;
+		d->results[i].ret = -EBUSY;
+		snprintf(d->results[i].err, sizeof(d->results[i].err),
+			 "still measuring for an earlier poll");
 	}
 	d->cycle_open = true;
 	d->cycle_deadline_ns = now + (int64_t)d->cfg.samples *
