@@ -30,7 +30,9 @@ HOST_BTF	:= /sys/kernel/btf/vmlinux
 # Tests: each tests/<suite>/<name>.c is one binary build/tests/<suite>/<name>.
 HOST_TESTS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/host/*.c))
 GUEST_TESTS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/guest/*.c))
-BENCHES		:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/bench/*.c))
+BENCHES		:= $(patsubst %.c,$(BUILD)/%,$(filter-out %.bpf.c,$(wildcard tests/bench/*.c)))
+# A benchmark's own BPF programs: tests/bench/X.bpf.c → build/tests/bench/X.skel.h.
+BENCH_SKELS	:= $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
 FUZZERS		:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/fuzz/*.c))
 
 KSFT_H		:= $(BUILD)/kselftest/kselftest_harness.h
@@ -71,11 +73,12 @@ $(VMLINUX_H):
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file $(HOST_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h) include/uapi/linux/lclk.h
+$(BUILD)/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h) include/uapi/linux/lclk.h
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 		-I$(BUILD)/bpf -Ibpf -Iinclude -c $< -o $@
 
-$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # ---- tools ----------------------------------------------------------------
@@ -113,9 +116,9 @@ $(BUILD)/tests/guest/%: tests/guest/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/g
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter -Itests/guest $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
-$(BUILD)/tests/bench/%: tests/bench/%.c $(TOOL_LIB) $(wildcard include/*.h)
+$(BUILD)/tests/bench/%: tests/bench/%.c $(TOOL_LIB) $(wildcard include/*.h) $(BENCH_SKELS)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< $(TOOL_LIB) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -I$(@D) $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
 # libFuzzer targets: each tests/fuzz/X.c defines LLVMFuzzerTestOneInput.
 FUZZ_SRCS	:= $(filter-out tools/lclkctl.c,$(wildcard tools/*.c))

@@ -9,14 +9,19 @@
 #   traced by the equivalent bpftrace script (same calls, per-(pid, call,
 #     outcome) log2 histograms, bytes, an outlier printf above 1 ms)
 #   excluded by lclkctl trace's filter (--pid of another process)
+#   floor: empty tp_btf programs on sys_enter and sys_exit (tests/bench/tp_floor),
+#     what any probe on raw_syscalls costs every process before it does anything
 # Each configuration runs REPS times, interleaved; medians are compared.
-#   BENCH trace.overhead_vs_bpftrace  lclkctl's added ns / bpftrace's (goal <= 0.5)
-#   BENCH trace.filtered_out_ns       added ns per call of an excluded process (goal <= 30)
+#   BENCH trace.overhead_vs_bpftrace         lclkctl's added ns / bpftrace's (goal <= 0.5)
+#   BENCH trace.filtered_out_ns              added ns per call of an excluded process (goal <= 30)
+#   BENCH trace.tracepoint_floor_ns          added ns per call with the empty programs
+#   BENCH trace.filtered_out_above_floor_ns  what lclkctl's filter adds to that floor
 set -u
 cd "$(dirname "$0")/../.."
 
 LCLKCTL=${LCLKCTL:-build/lclkctl}
 PINGPONG=${PINGPONG:-build/tests/bench/pingpong}
+TP_FLOOR=${TP_FLOOR:-build/tests/bench/tp_floor}
 REPS=${REPS:-5}
 DURATION_MS=${DURATION_MS:-500}
 TRACEFS=/sys/kernel/tracing
@@ -33,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for b in "$LCLKCTL" "$PINGPONG"; do
+for b in "$LCLKCTL" "$PINGPONG" "$TP_FLOOR"; do
 	[ -x "$b" ] || { echo "trace bench: $b is not built (make)" >&2; exit 1; }
 done
 command -v bpftrace >/dev/null || { echo "trace bench: bpftrace is not installed (make deps)" >&2; exit 1; }
@@ -79,6 +84,7 @@ run() {
 	filtered)	"$LCLKCTL" trace --pid "$IDLE" >/dev/null 2>"$TMP/tracer.err" & ;;
 	bpftrace)	bt_script "$pid" >"$TMP/bt.bt"
 			bpftrace "$TMP/bt.bt" >"$TMP/tracer.err" 2>&1 & ;;
+	floor)		"$TP_FLOOR" 2>"$TMP/tracer.err" & ;;
 	esac
 	TRACER=""
 	if [ "$mode" != untraced ]; then
@@ -106,7 +112,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 sleep 1000 &
 IDLE=$!
 for r in $(seq "$REPS"); do
-	for mode in untraced lclkctl bpftrace filtered; do
+	for mode in untraced lclkctl bpftrace filtered floor; do
 		run $mode >>"$TMP/$mode"
 	done
 done
@@ -115,8 +121,14 @@ base=$(median <"$TMP/untraced")
 lclk=$(median <"$TMP/lclkctl")
 bt=$(median <"$TMP/bpftrace")
 filt=$(median <"$TMP/filtered")
-echo "# CPU ns per call (median of $REPS): untraced $base, lclkctl $lclk, bpftrace $bt, excluded by the filter $filt"
-awk -v b="$base" -v l="$lclk" -v t="$bt" -v f="$filt" 'BEGIN {
+floor=$(median <"$TMP/floor")
+for mode in untraced lclkctl bpftrace filtered floor; do
+	echo "# $mode, CPU ns per call, run by run: $(tr '\n' ' ' <"$TMP/$mode")"
+done
+echo "# CPU ns per call (median of $REPS): untraced $base, lclkctl $lclk, bpftrace $bt, excluded by the filter $filt, empty probes $floor"
+awk -v b="$base" -v l="$lclk" -v t="$bt" -v f="$filt" -v e="$floor" 'BEGIN {
 	printf "BENCH trace.overhead_vs_bpftrace %.3f\n", (t > b) ? (l - b) / (t - b) : 0
 	printf "BENCH trace.filtered_out_ns %.1f\n", f - b
+	printf "BENCH trace.tracepoint_floor_ns %.1f\n", e - b
+	printf "BENCH trace.filtered_out_above_floor_ns %.1f\n", f - e
 }'
