@@ -104,6 +104,12 @@ bool runner_poll(struct source_runner *r)
 	pthread_mutex_lock(&r->lock);
 	ok = !r->busy && !r->requested;
 	if (ok) {
+		/*
+		 * A result never collected finished after its poll's cycle
+		 * was over; the clock may have been steered since it was
+		 * measured, which its offset does not include.
+		 */
+		r->done = false;
 		r->requested = true;
 		pthread_cond_signal(&r->cond);
 	}

@@ -46,7 +46,10 @@ struct source_runner {
 int runner_start(struct source_runner *r, const char *url,
 		 const struct source_opts *opts, const struct target_clock *tc,
 		 int wake_fd);
-/* Ask for one measurement; false if the previous one is still running. */
+/*
+ * Ask for one measurement; false if the previous one is still running. A
+ * result of an earlier poll that was never collected is dropped.
+ */
 bool runner_poll(struct source_runner *r);
 /* Take a finished result; false if none is waiting. */
 bool runner_collect(struct source_runner *r, struct runner_result *out);
