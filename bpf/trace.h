@@ -7,6 +7,7 @@
 #define LCLK_TRACE_H
 
 #define TRACE_COMM_LEN	16
+#define TRACE_COMM_WORDS	(TRACE_COMM_LEN / 8)	/* compared as __u64s */
 
 /*
  * Syscall numbers below this are looked up in the probe's class table; all

@@ -58,7 +58,7 @@ static const char usage[] =
 "  -d, --device DEV      lclk instance giving logical time (/dev/lclk0)\n"
 "\n"
 "Needs Linux 5.8 or later with BTF (/sys/kernel/btf/vmlinux): the probes\n"
-"attach with tp_btf (5.5+) or raw_tp and stream through a BPF ring buffer\n"
+"attach with tp_btf (5.11+) or raw_tp and stream through a BPF ring buffer\n"
 "(5.8+); and CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN.\n"
 "Exit status: 0 ok, 1 failure (no BTF, old kernel, load error, output\n"
 "error), 2 bad command line (also: unknown pid, missing cgroup), 3 missing\n"

@@ -102,6 +102,27 @@ static int check_system(void)
 	return EXIT_OK;
 }
 
+/*
+ * The probe compares names a word at a time, under a mask of the name's
+ * bytes and its NUL (check_filter() made sure the NUL fits).
+ */
+static void set_comm_filter(struct trace_bpf *skel, const char *comm)
+{
+	union {
+		char bytes[TRACE_COMM_LEN];
+		__u64 words[TRACE_COMM_WORDS];
+	} name = {}, mask = {};
+	int i;
+
+	strncpy(name.bytes, comm, TRACE_COMM_LEN - 1);
+	memset(mask.bytes, 0xff, strlen(name.bytes) + 1);
+	for (i = 0; i < TRACE_COMM_WORDS; i++) {
+		skel->rodata->targ_comm[i] = name.words[i];
+		skel->rodata->targ_comm_mask[i] = mask.words[i];
+	}
+	skel->rodata->filter_comm = true;
+}
+
 static struct trace_bpf *load(const struct trace_filter *f, bool raw_tp)
 {
 	struct trace_bpf *skel = trace_bpf__open();
@@ -111,10 +132,8 @@ static struct trace_bpf *load(const struct trace_filter *f, bool raw_tp)
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->targ_tgid = f->pid;
 	skel->rodata->threshold_ns = f->threshold_ns;
-	if (f->comm) {
-		skel->rodata->filter_comm = true;
-		strncpy(skel->rodata->targ_comm, f->comm, TRACE_COMM_LEN - 1);
-	}
+	if (f->comm)
+		set_comm_filter(skel, f->comm);
 	skel->rodata->filter_cgroup = f->cgroup != NULL;
 	trace_sys_fill(skel->rodata->sys_class);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Loading, attaching and reading bpf/trace.bpf.c for lclkctl trace.
- * Needs Linux 5.8+ with BTF (tp_btf since 5.5, raw_tp fallback; the ring
- * buffer since 5.8) and CAP_BPF + CAP_PERFMON or CAP_SYS_ADMIN.
+ * Needs Linux 5.8+ with BTF (the ring buffer since 5.8; tp_btf programs that
+ * read the task through BTF since 5.11, raw_tp before) and CAP_BPF +
+ * CAP_PERFMON or CAP_SYS_ADMIN.
  */
 #ifndef LCLK_TRACE_PROBE_H
 #define LCLK_TRACE_PROBE_H

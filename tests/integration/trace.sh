@@ -117,17 +117,28 @@ if command -v protoc >/dev/null; then
 		bash -c "protoc --decode_raw <'$TMP/pid.pftrace' | grep -q 'recvfrom'"
 fi
 
-# ---- --comm: both processes of one ping-pong, not the other ----------------
+# ---- --comm: both processes of one ping-pong, not the others: a name that ---
+# differs in its last character, one that extends it (the probe compares
+# names a word at a time, up to the NUL)
 start_pp ca -n "$ROUNDS" -c lclk_pp_a
 start_pp cb -n "$ROUNDS" -c lclk_pp_b
+start_pp cx -n "$ROUNDS" -c lclk_pp_ab
 read -r _ A A_PEER <"$TMP/ca.out"
 start_trace comm --comm lclk_pp_a
-go ca; go cb; pp_wait ca; pp_wait cb; stop_trace
+go ca; go cb; go cx; pp_wait ca; pp_wait cb; pp_wait cx; stop_trace
 check "comm: exactly lclk_pp_a's two processes" $CHECK pids "$TMP/comm.jsonl" "$A" "$A_PEER"
 check "comm: initiator $ROUNDS sendto" $CHECK series "$TMP/comm.jsonl" "$A" sendto data "$ROUNDS"
 # The peer's first recvfrom was already blocked when tracing started: not timed.
 check "comm: peer $((ROUNDS - 1)) recvfrom (the first began before tracing)" \
 	$CHECK series "$TMP/comm.jsonl" "$A_PEER" recvfrom data $((ROUNDS - 1))
+# The longest name, 15 characters, against one differing in the last.
+start_pp cl -n "$ROUNDS" -c lclk_pp_fifteen
+start_pp cm -n "$ROUNDS" -c lclk_pp_fifteex
+read -r _ L L_PEER <"$TMP/cl.out"
+start_trace comm15 --comm lclk_pp_fifteen
+go cl; go cm; pp_wait cl; pp_wait cm; stop_trace
+check "comm: a 15-character name, exactly its two processes" \
+	$CHECK pids "$TMP/comm15.jsonl" "$L" "$L_PEER"
 
 # ---- --cgroup ---------------------------------------------------------------
 CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
