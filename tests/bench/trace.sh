@@ -11,6 +11,11 @@
 #   excluded by lclkctl trace's filter (--pid of another process)
 #   floor: empty tp_btf programs on sys_enter and sys_exit (tests/bench/tp_floor),
 #     what any probe on raw_syscalls costs every process before it does anything
+# What an excluded process pays is a few tens of ns, below the ping-pong's
+# swings: its mix of EAGAIN spins and wake-ups follows the scheduler. So
+# untraced, excluded and floor also time a loop of identical EAGAIN recvs
+# (tests/bench/eagain_loop.c, fastest of its batches) while the probes are
+# attached, and the excluded figures come from it.
 # Each configuration runs REPS times, interleaved; medians are compared.
 #   BENCH trace.overhead_vs_bpftrace         lclkctl's added ns / bpftrace's (goal <= 0.5)
 #   BENCH trace.filtered_out_ns              added ns per call of an excluded process (goal <= 30)
@@ -22,6 +27,7 @@ cd "$(dirname "$0")/../.."
 LCLKCTL=${LCLKCTL:-build/lclkctl}
 PINGPONG=${PINGPONG:-build/tests/bench/pingpong}
 TP_FLOOR=${TP_FLOOR:-build/tests/bench/tp_floor}
+EAGAIN_LOOP=${EAGAIN_LOOP:-build/tests/bench/eagain_loop}
 REPS=${REPS:-5}
 DURATION_MS=${DURATION_MS:-500}
 TRACEFS=/sys/kernel/tracing
@@ -38,7 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for b in "$LCLKCTL" "$PINGPONG" "$TP_FLOOR"; do
+for b in "$LCLKCTL" "$PINGPONG" "$TP_FLOOR" "$EAGAIN_LOOP"; do
 	[ -x "$b" ] || { echo "trace bench: $b is not built (make)" >&2; exit 1; }
 done
 command -v bpftrace >/dev/null || { echo "trace bench: bpftrace is not installed (make deps)" >&2; exit 1; }
@@ -70,7 +76,8 @@ tracepoint:raw_syscalls:sys_exit /@start[tid]/ {
 EOF
 }
 
-# run MODE: one ping-pong, traced as MODE says; prints the initiator's CPU ns/call.
+# run MODE: one ping-pong, traced as MODE says, appending the initiator's CPU
+# ns/call to $TMP/MODE; then, but for traced modes, the EAGAIN loop's to $TMP/MODE.loop.
 run() {
 	local mode=$1 pid i
 	mkfifo "$TMP/ctl"
@@ -100,11 +107,15 @@ run() {
 	echo go >&$ctl
 	exec {ctl}>&-
 	wait $PP; PP=""
+	case $mode in
+	untraced|filtered|floor)
+		"$EAGAIN_LOOP" | sort -g | head -1 >>"$TMP/$mode.loop" ;;
+	esac
 	if [ -n "$TRACER" ]; then
 		kill -INT $TRACER; wait $TRACER; TRACER=""
 	fi
 	rm -f "$TMP/ctl"
-	awk '/^done/ { printf "%.2f\n", $6 / $3 }' "$TMP/pp.out"
+	awk '/^done/ { printf "%.2f\n", $6 / $3 }' "$TMP/pp.out" >>"$TMP/$mode"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -113,7 +124,7 @@ sleep 1000 &
 IDLE=$!
 for r in $(seq "$REPS"); do
 	for mode in untraced lclkctl bpftrace filtered floor; do
-		run $mode >>"$TMP/$mode"
+		run $mode
 	done
 done
 
@@ -122,13 +133,20 @@ lclk=$(median <"$TMP/lclkctl")
 bt=$(median <"$TMP/bpftrace")
 filt=$(median <"$TMP/filtered")
 floor=$(median <"$TMP/floor")
+loop_base=$(median <"$TMP/untraced.loop")
+loop_filt=$(median <"$TMP/filtered.loop")
+loop_floor=$(median <"$TMP/floor.loop")
 for mode in untraced lclkctl bpftrace filtered floor; do
-	echo "# $mode, CPU ns per call, run by run: $(tr '\n' ' ' <"$TMP/$mode")"
+	echo "# ping-pong $mode, CPU ns per call, run by run: $(tr '\n' ' ' <"$TMP/$mode")"
 done
-echo "# CPU ns per call (median of $REPS): untraced $base, lclkctl $lclk, bpftrace $bt, excluded by the filter $filt, empty probes $floor"
-awk -v b="$base" -v l="$lclk" -v t="$bt" -v f="$filt" -v e="$floor" 'BEGIN {
+for mode in untraced filtered floor; do
+	echo "# EAGAIN loop $mode, CPU ns per call, run by run: $(tr '\n' ' ' <"$TMP/$mode.loop")"
+done
+echo "# ping-pong, CPU ns per call (median of $REPS): untraced $base, lclkctl $lclk, bpftrace $bt, excluded by the filter $filt, empty probes $floor"
+echo "# EAGAIN loop, CPU ns per call (median of $REPS): untraced $loop_base, excluded by the filter $loop_filt, empty probes $loop_floor"
+awk -v b="$base" -v l="$lclk" -v t="$bt" -v lb="$loop_base" -v f="$loop_filt" -v e="$loop_floor" 'BEGIN {
 	printf "BENCH trace.overhead_vs_bpftrace %.3f\n", (t > b) ? (l - b) / (t - b) : 0
-	printf "BENCH trace.filtered_out_ns %.1f\n", f - b
-	printf "BENCH trace.tracepoint_floor_ns %.1f\n", e - b
+	printf "BENCH trace.filtered_out_ns %.1f\n", f - lb
+	printf "BENCH trace.tracepoint_floor_ns %.1f\n", e - lb
 	printf "BENCH trace.filtered_out_above_floor_ns %.1f\n", f - e
 }'
