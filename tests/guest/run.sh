@@ -1,7 +1,10 @@
 #!/bin/sh
 # The guest suite, run inside the VM (tests/vm/vm-run) from the repo root:
-# load the module, then run every guest test as TAP, in name order:
-# build/tests/guest/* (kselftest harness binaries) and tests/guest/*.sh.
+# every guest test as TAP, in name order: build/tests/guest/* (kselftest
+# harness binaries) and tests/guest/*.sh. Each test gets a freshly loaded
+# module, so no test sees the clock another one left behind, and the module
+# must unload after it: a test that leaves a file open, a mapping or a
+# daemon behind fails.
 #
 #   LCLK_MODULE        module to load (default kmod/lclk.ko; "none": no module)
 #   LCLK_MODULE_ARGS   its parameters (default instances=2)
@@ -10,23 +13,35 @@
 module=${LCLK_MODULE:-kmod/lclk.ko}
 args=${LCLK_MODULE_ARGS:-instances=2}
 limit=${LCLK_TEST_TIMEOUT:-300}
+name=$(basename "$module" .ko)
 
 tests=${LCLK_GUEST_TESTS:-$(ls build/tests/guest/* tests/guest/*.sh 2>/dev/null |
 	grep -v '^tests/guest/run.sh$' | sort -t/ -k3)}
 
 echo "# guest: $(uname -r), $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-if [ "$module" != none ]; then
-	# shellcheck disable=SC2086
-	if ! insmod "$module" $args; then
-		echo "not ok - insmod $module $args"
-		exit 1
-	fi
-	echo "ok - insmod $module $args"
-fi
 
-failed=0
+load() {
+	[ "$module" = none ] && return 0
+	# shellcheck disable=SC2086
+	insmod "$module" $args && return 0
+	echo "not ok - insmod $module $args before $1"
+	return 1
+}
+
+unload() {
+	[ "$module" = none ] && return 0
+	rmmod "$name" && return 0
+	echo "not ok - rmmod $name after $1 (a file, mapping or process left behind?)"
+	fuser -k /dev/lclk* >/dev/null 2>&1
+	sleep 1
+	rmmod "$name" 2>/dev/null
+	return 1
+}
+
+failed=0 cycles=0
 for t in $tests; do
 	echo "# test: $t"
+	load "$t" || { failed=1; continue; }
 	out=$(mktemp)
 	case $t in
 	/*) cmd=$t ;;
@@ -41,14 +56,10 @@ for t in $tests; do
 			echo "not ok - $t exited with status $rc$([ "$rc" -eq 124 ] && echo ' (timeout)')"
 	fi
 	rm -f "$out"
+	unload "$t" || failed=1
+	cycles=$((cycles + 1))
 done
 
-if [ "$module" != none ]; then
-	name=$(basename "$module" .ko)
-	if ! rmmod "$name"; then
-		echo "not ok - rmmod $name after the suite"
-		exit 1
-	fi
-	echo "ok - rmmod $name after the suite"
-fi
+[ "$module" = none ] || [ "$failed" -ne 0 ] ||
+	echo "ok - $name loaded before and unloaded after each of $cycles tests"
 exit "$failed"
