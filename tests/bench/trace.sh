@@ -96,7 +96,8 @@ run() {
 	TRACER=""
 	if [ "$mode" != untraced ]; then
 		TRACER=$!
-		for i in $(seq 400); do
+		# Attaching took over 20 s once on this loaded host: wait up to 60.
+		for i in $(seq 1200); do
 			grep -qs '^Tracing\|^Attached$' "$TMP/tracer.err" && break
 			kill -0 $TRACER 2>/dev/null || break
 			sleep 0.05
