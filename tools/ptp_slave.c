@@ -21,6 +21,14 @@
  * ptp_sample.base_ns).
  */
 #define DELAY_REQ_MAX_WAIT_NS	125000000LL
+/*
+ * logMinDelayReqInterval values a Delay_Resp may set, 1/1024 s to 48 days,
+ * as ptp4l takes them; others, and the 0x7f of a unicast Delay_Resp, leave
+ * the interval as it was.
+ */
+#define DREQ_LOG_MIN		(-10)
+#define DREQ_LOG_MAX		22
+#define NS_PER_SEC		1000000000LL
 
 int ptp_slave_open(struct ptp_slave *s, const char *ifname, enum ptp_net_transport t,
 		   const char *ts, uint8_t domain, char *err, size_t errlen)
@@ -47,7 +55,14 @@ void ptp_slave_close(struct ptp_slave *s)
 int64_t ptp_slave_sync_interval(const struct ptp_slave *s)
 {
 	return s->have_sync ? ptp_announce_interval_ns(s->sync_log_interval)
-			    : 1000000000LL;
+			    : NS_PER_SEC;
+}
+
+int64_t ptp_slave_delay_req_interval(const struct ptp_slave *s)
+{
+	int8_t l = s->dreq_log_interval;
+
+	return l >= 0 ? NS_PER_SEC << l : NS_PER_SEC >> -l;
 }
 
 static void reject(struct ptp_slave *s, const struct ptp_msg *m, bool decoded,
@@ -67,10 +82,15 @@ static void reject(struct ptp_slave *s, const struct ptp_msg *m, bool decoded,
 		ptp_msg_type_name(m->h.type), m->h.seq, id, reason);
 }
 
+/* A new master: nothing measured or learnt from the last one applies. */
 static void forget_exchange(struct ptp_slave *s)
 {
 	s->have_sync = s->sync_complete = s->fup_pending = false;
 	s->dreq_due = s->dreq_pending = false;
+	s->next_pair_at = 0;
+	s->dreq_log_interval = 0;
+	s->have_exchange = false;
+	s->ndelays = s->delay_pos = 0;
 }
 
 /* Follow the best master; a change discards the exchange in progress. */
@@ -129,37 +149,106 @@ static void send_delay_req(struct ptp_slave *s)
 	s->t2_err_at_dreq = s->pair_t2_err;
 }
 
-/* Uniform in [0, min(Sync interval, DELAY_REQ_MAX_WAIT_NS)). */
-static int64_t delay_req_wait(struct ptp_slave *s)
+/* Uniform in [0, 1). */
+static double uniform(struct ptp_slave *s)
 {
-	int64_t max = ptp_slave_sync_interval(s);
-
-	if (max > DELAY_REQ_MAX_WAIT_NS)
-		max = DELAY_REQ_MAX_WAIT_NS;
-	return (int64_t)((double)rand_r(&s->seed) / ((double)RAND_MAX + 1) * (double)max);
+	return (double)rand_r(&s->seed) / ((double)RAND_MAX + 1);
 }
 
-static void sync_done(struct ptp_slave *s)
+/*
+ * The earliest Sync the next Delay_Req may pair with, after one paired
+ * with the Sync received at t2: G Sync intervals later (see ptp_slave.h),
+ * less half an interval for the Syncs' jitter.
+ */
+static void draw_next_pair(struct ptp_slave *s, int64_t t2)
+{
+	int64_t sync = ptp_slave_sync_interval(s);
+	int64_t ratio = ptp_slave_delay_req_interval(s) / sync;
+	int64_t g = 1;
+
+	if (ratio > 1)
+		g = ratio / 2 + (int64_t)(uniform(s) * (double)(ratio + 1));
+	s->next_pair_at = t2 + g * sync - sync / 2;
+}
+
+/*
+ * Pair the Sync just completed with a Delay_Req, due at a random time
+ * within min(Sync interval, DELAY_REQ_MAX_WAIT_NS).
+ */
+static void schedule_delay_req(struct ptp_slave *s, int64_t now)
+{
+	int64_t wait = ptp_slave_sync_interval(s);
+
+	draw_next_pair(s, s->t2);
+	if (wait > DELAY_REQ_MAX_WAIT_NS)
+		wait = DELAY_REQ_MAX_WAIT_NS;
+	s->pair_t1 = s->t1;
+	s->pair_t2 = s->t2;
+	s->pair_t2_err = s->t2_err;
+	s->dreq_due = true;
+	s->dreq_at = now + (int64_t)(uniform(s) * (double)wait);
+}
+
+static int cmp_s64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of the last exchanges' mean path delays. */
+static int64_t filtered_delay(const struct ptp_slave *s)
+{
+	int64_t d[PTP_DELAY_FILTER];
+	unsigned int n = s->ndelays;
+
+	memcpy(d, s->delays, n * sizeof(d[0]));
+	qsort(d, n, sizeof(d[0]), cmp_s64);
+	return n % 2 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+}
+
+/* The last Sync with the last exchange's path delay and upper limit. */
+static void sync_sample(const struct ptp_slave *s, struct ptp_sample *out)
+{
+	out->lo_ns = s->t1 - s->t2;
+	out->lo_at = s->t2;
+	out->lo_err = s->t2_err;
+	out->hi_ns = s->hi_ns;
+	out->hi_at = s->hi_at;
+	out->hi_err = s->hi_err;
+	out->delay_ns = filtered_delay(s);
+	out->own_delay = false;
+	out->offset_ns = out->lo_ns + out->delay_ns;
+	out->base_ns = s->t2;
+	out->master_gen = s->master_gen;
+}
+
+/* Returns true with a sample in *out. */
+static bool sync_done(struct ptp_slave *s, struct ptp_sample *out)
 {
 	int64_t now = monotonic_ns();
 
 	s->sync_complete = true;
 	s->fup_pending = false;
 	/*
-	 * A Sync that waited in the socket queue is not paired with a
-	 * Delay_Req: the two clocks' rates differ, and the pair must be
-	 * close in time for the round trip to cancel the offset.
+	 * A Sync that waited in the socket queue is history, neither a
+	 * sample nor paired with a Delay_Req: the two clocks' rates differ,
+	 * and the pair must be close in time for the round trip to cancel
+	 * the offset.
 	 */
 	if (now - s->t2 > SYNC_FRESH_NS)
-		return;
-	s->pair_t1 = s->t1;
-	s->pair_t2 = s->t2;
-	s->pair_t2_err = s->t2_err;
-	if (s->measuring && !s->dreq_due &&
+		return false;
+	if (!out)
+		return false;	/* idle: followed, but no Delay_Req goes out */
+	if (!s->dreq_due && s->t2 >= s->next_pair_at &&
 	    (!s->dreq_pending || now - s->t3 > DELAY_RESP_TIMEOUT_NS)) {
-		s->dreq_due = true;
-		s->dreq_at = now + delay_req_wait(s);
+		schedule_delay_req(s, now);
+		return false;	/* its sample comes with the Delay_Resp */
 	}
+	if (!s->have_exchange)
+		return false;
+	sync_sample(s, out);
+	return true;
 }
 
 /* Sequence ids are 16-bit and wrap: a is after b if 1..32767 ahead. */
@@ -170,15 +259,16 @@ static bool seq_after(uint16_t a, uint16_t b)
 	return d && d < 0x8000;
 }
 
-static void on_sync(struct ptp_slave *s, const struct ptp_msg *m, const struct ptp_rx *rx)
+static bool on_sync(struct ptp_slave *s, const struct ptp_msg *m, const struct ptp_rx *rx,
+		    struct ptp_sample *out)
 {
 	if (!rx->have_ts) {
 		reject(s, m, true, "Sync without a receive timestamp");
-		return;
+		return false;
 	}
 	if (s->have_sync && !seq_after(m->h.seq, s->sync_seq)) {
 		reject(s, m, true, "unexpected sequence id (not after the last Sync)");
-		return;
+		return false;
 	}
 	s->have_sync = true;
 	s->sync_complete = false;
@@ -189,31 +279,60 @@ static void on_sync(struct ptp_slave *s, const struct ptp_msg *m, const struct p
 	s->t1 = ptp_correction_ns(m->h.correction);
 	if (m->h.flags & PTP_FLAG_TWO_STEP) {
 		s->fup_pending = true;
-		return;
+		return false;
 	}
 	s->t1 += ptp_ts_ns(&m->origin);
-	sync_done(s);
+	return sync_done(s, out);
 }
 
-static void on_follow_up(struct ptp_slave *s, const struct ptp_msg *m)
+static bool on_follow_up(struct ptp_slave *s, const struct ptp_msg *m, struct ptp_sample *out)
 {
 	if (!s->fup_pending) {
 		reject(s, m, true, "Follow_Up without a two-step Sync");
-		return;
+		return false;
 	}
 	if (m->h.seq != s->sync_seq) {
 		reject(s, m, true, "Follow_Up sequence id does not match the Sync");
-		return;
+		return false;
 	}
 	s->t1 += ptp_ts_ns(&m->origin) + ptp_correction_ns(m->h.correction);
-	sync_done(s);
+	return sync_done(s, out);
+}
+
+/*
+ * A Delay_Resp's logMessageInterval is the master's logMinDelayReqInterval.
+ * A new one applies from the Delay_Req just answered on, which was sent
+ * before it was known.
+ */
+static void learn_delay_req_interval(struct ptp_slave *s, const struct ptp_msg *m)
+{
+	int8_t l = m->h.log_interval;
+
+	if (l == s->dreq_log_interval || l < DREQ_LOG_MIN || l > DREQ_LOG_MAX)
+		return;
+	s->dreq_log_interval = l;
+	draw_next_pair(s, s->t2_at_dreq);
+	if (s->verbose >= 1)
+		fprintf(stderr, "%s: minimum Delay_Req interval 2^%d s\n", s->name, l);
+}
+
+static void record_exchange(struct ptp_slave *s, int64_t hi, int64_t delay)
+{
+	s->have_exchange = true;
+	s->hi_ns = hi;
+	s->hi_at = s->t3;
+	s->hi_err = s->t3_err;
+	s->delays[s->delay_pos] = delay;
+	s->delay_pos = (s->delay_pos + 1) % PTP_DELAY_FILTER;
+	if (s->ndelays < PTP_DELAY_FILTER)
+		s->ndelays++;
 }
 
 /* Returns true when the exchange completed into *out. */
 static bool on_delay_resp(struct ptp_slave *s, const struct ptp_msg *m,
 			  struct ptp_sample *out)
 {
-	int64_t t4, ms, sm, mpd;
+	int64_t t4, lo, hi;
 
 	if (!ptp_port_id_eq(&m->delay_resp.requester, &s->self))
 		return false;	/* another slave's */
@@ -222,21 +341,27 @@ static bool on_delay_resp(struct ptp_slave *s, const struct ptp_msg *m,
 		return false;
 	}
 	s->dreq_pending = false;
-	if (!out)
-		return false;	/* idle: the last measurement's, late */
+	learn_delay_req_interval(s, m);
 	t4 = ptp_ts_ns(&m->delay_resp.receive) - ptp_correction_ns(m->h.correction);
-	ms = s->t2_at_dreq - s->t1_at_dreq;	/* slave - master + forward delay */
-	sm = t4 - s->t3;			/* master - slave + backward delay */
-	mpd = (ms + sm) / 2;
-	if (mpd < 0) {
+	lo = s->t1_at_dreq - s->t2_at_dreq;	/* master - slave - forward delay */
+	hi = t4 - s->t3;			/* master - slave + backward delay */
+	if (hi < lo) {
 		reject(s, m, true, "negative mean path delay: timestamps are inconsistent");
 		return false;
 	}
-	out->delay_ns = mpd;
-	out->offset_ns = (sm - ms) / 2;
-	out->span_ns = s->t3 - s->t2_at_dreq;
-	out->base_ns = s->t2_at_dreq + out->span_ns / 2;
-	out->ts_err_ns = s->t2_err_at_dreq + s->t3_err;
+	record_exchange(s, hi, (hi - lo) / 2);
+	if (!out)
+		return false;	/* idle: the last measurement's, late */
+	out->lo_ns = lo;
+	out->lo_at = s->t2_at_dreq;
+	out->lo_err = s->t2_err_at_dreq;
+	out->hi_ns = hi;
+	out->hi_at = s->t3;
+	out->hi_err = s->t3_err;
+	out->delay_ns = (hi - lo) / 2;
+	out->own_delay = true;
+	out->offset_ns = lo + out->delay_ns;
+	out->base_ns = s->t2_at_dreq + (s->t3 - s->t2_at_dreq) / 2;
 	out->master_gen = s->master_gen;
 	return true;
 }
@@ -271,12 +396,10 @@ static bool handle(struct ptp_slave *s, const struct ptp_msg *m, const struct pt
 		return false;		/* other slaves' Delay_Req, management */
 	}
 	if (m->h.type == PTP_SYNC)
-		on_sync(s, m, rx);
-	else if (m->h.type == PTP_FOLLOW_UP)
-		on_follow_up(s, m);
-	else
-		return on_delay_resp(s, m, out);
-	return false;
+		return on_sync(s, m, rx, out);
+	if (m->h.type == PTP_FOLLOW_UP)
+		return on_follow_up(s, m, out);
+	return on_delay_resp(s, m, out);
 }
 
 /* Measuring into out, or idle (out NULL: no Delay_Req goes out). */
@@ -284,7 +407,6 @@ static int run(struct ptp_slave *s, int64_t deadline, struct ptp_sample *out)
 {
 	uint8_t buf[PTP_MAX_MSG_LEN + 64];
 
-	s->measuring = out != NULL;
 	if (!out)
 		s->dreq_due = false;
 	for (;;) {
@@ -297,7 +419,9 @@ static int run(struct ptp_slave *s, int64_t deadline, struct ptp_sample *out)
 		update_master(s, now);
 		if (s->dreq_due && now >= s->dreq_at) {
 			s->dreq_due = false;
-			send_delay_req(s);
+			/* Not called in time (the burst had ended): too late to pair. */
+			if (now - s->dreq_at <= SYNC_FRESH_NS)
+				send_delay_req(s);
 		}
 		if (now >= deadline)
 			return -ETIMEDOUT;

@@ -5,19 +5,31 @@
  * wait=DURATION for a qualified master (10s), utc_offset=S,
  * timescale=utc|tai (see ptp_opts.h).
  *
- * A measurement is a burst of Sync + Delay_Req exchanges with the best
- * master, and its result the exchange with the median offset. Each
- * exchange's offset uses its own mean path delay: a delay filtered over
- * many exchanges, as ptp4l keeps, makes every offset t2 - t1 - delay, so
- * that the whole jitter of the Sync's path goes into it, where the
- * exchange's own round trip leaves only the difference of the two
- * directions' jitter, halved. The median then drops the exchanges where
- * one direction was delayed much more than the other; the minimum-delay
- * exchange, chrony's choice against queueing, does worse on a software
- * timestamped link, whose delays come from the hosts and not from queues.
- * The result's bound is that exchange's own: it holds whatever the
- * asymmetry, as each direction took a non-negative time, widened by the
- * drift the target may have between its Sync and its Delay_Req.
+ * A measurement is a burst: the samples of the Syncs from one master
+ * (ptp_slave.h), as many as --samples (8) asks for but only those received
+ * within PTP_BURST_SPAN_NS of the first, so that a burst from a master
+ * with the default profile's 1 s Sync interval takes 4 Syncs, and a
+ * one-shot query against it about 6 to 8 s: 2 to 4 s for the two
+ * Announces (2 s apart) that qualify the master, up to 1 s for its next
+ * Sync, then 3 s. Its result is the median of their offsets.
+ *
+ * A Sync followed by its own Delay_Req has that exchange's own mean path
+ * delay: a delay filtered over many exchanges, as ptp4l keeps, makes the
+ * offset t2 - t1 - delay, so that the whole jitter of the Sync's path goes
+ * into it, where the exchange's own round trip leaves only the difference
+ * of the two directions' jitter, halved. The median then drops the
+ * exchanges where one direction was delayed much more than the other; the
+ * minimum-delay exchange, chrony's choice against queueing, does worse on
+ * a software timestamped link, whose delays come from the hosts and not
+ * from queues. When the master allows fewer Delay_Reqs than Syncs, the
+ * Syncs between them take the filtered delay, as in ptp4l.
+ *
+ * The result's bound holds whatever the asymmetry: each sample's offset
+ * lies between what its Sync and its Delay_Req allow, as no path takes
+ * negative time, widened by the drift the target may have since each
+ * (a Sync without a Delay_Req of its own uses the last one's).
+ * The result's base is that of the sample that bounds the median best,
+ * and its bound that sample's, plus the distance between the two offsets.
  *
  * Between measurements the daemon keeps the port running (idle): it
  * follows its master's Announces and Syncs but sends no Delay_Req.
@@ -36,6 +48,7 @@
 
 #define PTP_DEFAULT_SAMPLES	8
 #define PTP_MAX_SAMPLES		64
+#define PTP_BURST_SPAN_NS	3000000000LL
 
 struct ptp_source {
 	struct ptp_slave slave;
@@ -78,7 +91,7 @@ static int cmp_s64(const void *a, const void *b)
 
 struct candidate {
 	int64_t offset;		/* reference - target at base */
-	int64_t bound;
+	int64_t bound;		/* |true offset - offset| at base */
 	const struct ptp_sample *smp;
 };
 
@@ -86,6 +99,37 @@ static int cmp_candidate(const void *a, const void *b)
 {
 	return cmp_s64(&((const struct candidate *)a)->offset,
 		       &((const struct candidate *)b)->offset);
+}
+
+/* What the target may drift from true time over dt, rounded up. */
+static int64_t drift_ns(int64_t dt, uint32_t drift_ppb)
+{
+	return (int64_t)ceil((double)llabs(dt) * drift_ppb / 1e9);
+}
+
+/* A master - CLOCK_MONOTONIC offset at mono_ns as reference - target. */
+static int64_t against_target(const struct target_clock *tc, int64_t mono_ns, int64_t offset)
+{
+	return mono_ns + offset - target_from_base(tc, mono_ns);
+}
+
+/*
+ * The sample's offset against the target, and how far the true one may
+ * lie from it: between the Sync's lower and the Delay_Req's upper limit,
+ * each widened by its conversion error and the drift from its time to the
+ * base. +1: the offset of an exchange is a halved sum, truncated.
+ */
+static void candidate(struct candidate *c, const struct ptp_sample *smp,
+		      const struct target_clock *tc, uint32_t drift_ppb)
+{
+	int64_t lo = against_target(tc, smp->lo_at, smp->lo_ns) - smp->lo_err -
+		     drift_ns(smp->base_ns - smp->lo_at, drift_ppb);
+	int64_t hi = against_target(tc, smp->hi_at, smp->hi_ns) + smp->hi_err +
+		     drift_ns(smp->base_ns - smp->hi_at, drift_ppb);
+
+	c->smp = smp;
+	c->offset = against_target(tc, smp->base_ns, smp->offset_ns);
+	c->bound = (c->offset - lo > hi - c->offset ? c->offset - lo : hi - c->offset) + 1;
 }
 
 static void no_sample(const struct ptp_source *ps, int r, char *err, size_t errlen)
@@ -105,7 +149,11 @@ static void no_sample(const struct ptp_source *ps, int r, char *err, size_t errl
 	}
 }
 
-/* Collect up to n samples from one master; returns how many, or -errno. */
+/*
+ * Collect up to n samples from one master, of Syncs received during this
+ * call and within PTP_BURST_SPAN_NS of the first (half a Sync interval
+ * early, for their jitter); returns how many, or -errno.
+ */
 static int collect(struct ptp_source *ps, const struct source *src,
 		   struct ptp_sample *smp, unsigned int n, char *err, size_t errlen)
 {
@@ -130,11 +178,16 @@ static int collect(struct ptp_source *ps, const struct source *src,
 			no_sample(ps, r, err, errlen);
 			return r;
 		}
+		if (smp[got].lo_at < start)
+			continue;	/* a Sync from before this measurement */
 		if (got && smp[got].master_gen != smp[0].master_gen) {
 			smp[0] = smp[got];	/* the master changed: start over */
 			got = 0;
 		}
 		got++;
+		if (smp[got - 1].lo_at - smp[0].lo_at + ptp_slave_sync_interval(s) / 2 >=
+		    PTP_BURST_SPAN_NS)
+			break;
 	}
 	return (int)got;
 }
@@ -149,30 +202,41 @@ static int ptp_src_measure(struct source *src, const struct target_clock *tc,
 	struct candidate c[PTP_MAX_SAMPLES];
 	const struct ptp_foreign *fm = &s->master;
 	uint32_t drift_ppb = clock_quality_drift_ppb(tc);
-	int got, i, k;
+	const struct candidate *med, *best;
+	int64_t bound;
+	int got, i;
 
 	if (n > PTP_MAX_SAMPLES)
 		n = PTP_MAX_SAMPLES;
 	got = collect(ps, src, smp, n, err, errlen);
 	if (got < 0)
 		return got;
-	for (i = 0; i < got; i++) {
-		int64_t drift = (int64_t)ceil((double)smp[i].span_ns / 2 * drift_ppb / 1e9);
-
-		c[i].smp = &smp[i];
-		c[i].offset = smp[i].base_ns + smp[i].offset_ns -
-			      target_from_base(tc, smp[i].base_ns);
-		/* +1: offset and delay are halved sums, truncated. */
-		c[i].bound = smp[i].delay_ns + smp[i].ts_err_ns + drift + 1;
-	}
+	for (i = 0; i < got; i++)
+		candidate(&c[i], &smp[i], tc, drift_ppb);
 	qsort(c, got, sizeof(c[0]), cmp_candidate);
-	k = got / 2;
+	med = &c[got / 2];
+	/*
+	 * The median is a number every sample bounds: the true offset at a
+	 * sample's base is within its bound of its offset, so within that
+	 * plus their distance of the median. Report the median at the base
+	 * of the sample that bounds it best.
+	 */
+	best = med;
+	bound = med->bound;
+	for (i = 0; i < got; i++) {
+		int64_t b = llabs(c[i].offset - med->offset) + c[i].bound;
+
+		if (b < bound) {
+			best = &c[i];
+			bound = b;
+		}
+	}
 
 	memset(m, 0, sizeof(*m));
-	m->offset_ns = c[k].offset;
-	m->bound_ns = c[k].bound;
-	m->base_ns = c[k].smp->base_ns;
-	m->delay_ns = 2 * c[k].smp->delay_ns;
+	m->offset_ns = med->offset;
+	m->bound_ns = bound;
+	m->base_ns = best->smp->base_ns;
+	m->delay_ns = 2 * med->smp->delay_ns;
 	m->stratum = fm->ann.steps_removed + 1;
 	m->leap = fm->flags & PTP_FLAG_LEAP61 ? 1 : fm->flags & PTP_FLAG_LEAP59 ? 2 : 0;
 	ptp_clock_id_str(fm->ann.gm_id, m->refid, sizeof(m->refid));
