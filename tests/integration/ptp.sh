@@ -10,6 +10,7 @@
 #   ns ${P}l2  ptp4l master, Layer 2                   10.77.0.3
 #   ns ${P}os  one-step master (ptp_peer.py)           10.77.0.4
 #   ns ${P}h   hostile sender (ptp_peer.py)            10.77.0.5
+#   ns ${P}dm  ptp4l master, default intervals, domain 5 10.77.0.6
 #   ns ${P}s   source_probe (lclkctl's sources) and a ptp4l slave
 #
 # Every ptp4l runs with free_running 1 (a master that hears a better one
@@ -18,6 +19,7 @@ set -u
 cd "$(dirname "$0")/../.."
 
 PROBE=build/tests/bench/source_probe
+LCLKCTL=build/lclkctl
 PEER=tests/integration/ptp_peer.py
 P=ptp$$
 TMP=$(mktemp -d /tmp/lclk-ptp.XXXXXX)
@@ -46,9 +48,10 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..9"
-if [ ! -x "$PROBE" ] || ! command -v ptp4l >/dev/null || ! command -v pmc >/dev/null; then
-	echo "Bail out! needs $PROBE (make tests), ptp4l and pmc (make deps)"
+echo "1..11"
+if [ ! -x "$PROBE" ] || [ ! -x "$LCLKCTL" ] || ! command -v ptp4l >/dev/null ||
+   ! command -v pmc >/dev/null; then
+	echo "Bail out! needs $PROBE (make tests), $LCLKCTL, ptp4l and pmc (make deps)"
 	exit 1
 fi
 
@@ -69,7 +72,7 @@ mkns() {
 ip netns add "${P}br" && NS+=("${P}br")
 ip -n "${P}br" link add br0 type bridge mcast_snooping 0
 ip -n "${P}br" link set br0 up
-mkns m1 1; mkns m2 2; mkns l2 3; mkns os 4; mkns h 5; mkns s 9
+mkns m1 1; mkns m2 2; mkns l2 3; mkns os 4; mkns h 5; mkns dm 6; mkns s 9
 
 # ptp4l NS NAME ARGS...: start ptp4l with config $TMP/NAME.conf.
 ptp4l_start() {
@@ -155,8 +158,8 @@ within "$TMP/t4" "$GM1"; r=$?
 show "$TMP/t4"
 ok $r "ptp4l: source on the ptp4l slave's socket: |offset| <= bound"
 
-# 5. Layer 2 transport.
-conf l2 'priority1 100'
+# 5. Layer 2 transport, from a master that allows a Delay_Req a second.
+conf l2 "$(printf 'priority1 100\nlogMinDelayReqInterval 0')"
 ptp4l_start l2 l2 -2
 GML2=$(gm_id l2)
 probe "$TMP/t5" -n 3 'ptp://eth0?transport=l2'
@@ -164,30 +167,85 @@ within "$TMP/t5" "$GML2"; r=$?
 show "$TMP/t5"
 ok $r "ptp:// over Layer 2 from ptp4l -2 ($GML2): |offset| <= bound"
 
-# 6. Domain: no master on domain 3; the domain 0 messages are rejected.
-probe "$TMP/t6" -v -n 1 'ptp://eth0?domain=3&wait=2s'
+# A master with the default profile's intervals (Sync and Delay_Req 1 s,
+# Announce 2 s) on domain 5, for test 7: ptp4l needs a few seconds of
+# listening before it takes the grandmaster role.
+printf '[global]\ntime_stamping software\nfree_running 1\ndomainNumber 5\nuds_address %s/dm.uds\n' \
+	"$TMP" >"$TMP/dm.conf"
+ptp4l_start dm dm -4
+
+# 6. The L2 master sends 8 Syncs a second and allows a Delay_Req a second;
+# it counts those it receives (PORT_STATS_NP) while the slave measures for
+# 20 s. The gaps between Delay_Reqs are random, of mean 1 s and standard
+# deviation about 0.3 s: 20 +- 2 expected, more than 1.25 a second is a
+# violation (one per Sync would be 8). The Syncs between them still give
+# samples: a measurement takes 8, most without a Delay_Req of their own.
+dreqs() {
+	pmc -u -b 0 -f "$TMP/l2.conf" -s "$TMP/l2.uds" 'GET PORT_STATS_NP' 2>/dev/null |
+		awk '$1 == "rx_Delay_Req" { print $2 }'
+}
+before=$(dreqs)
+t0=$(date +%s%N)
+probe "$TMP/t6" -t 20 'ptp://eth0?transport=l2'
+secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
+after=$(dreqs)
+within "$TMP/t6" "$GML2"; r=$?
+if [ -n "$before" ] && [ -n "$after" ]; then
+	sent=$((after - before))
+	syncs=$(awk '$1 == "ok" { n += $9 } END { print n + 0 }' "$TMP/t6")
+	echo "# ${secs}s: $sent Delay_Reqs received by the master, $syncs Syncs used in $(grep -c '^ok' "$TMP/t6") measurements"
+	[ $((4 * sent)) -le $((5 * secs + 8)) ] && [ $((2 * sent)) -ge "$secs" ] &&
+		[ "$syncs" -ge $((4 * sent)) ] || r=1
+else
+	echo "# no PORT_STATS_NP from the L2 master"
+	r=1
+fi
+ok $r "ptp:// keeps to the master's minimum Delay_Req interval (1 s, Syncs at 1/8 s)"
+
+# 7. One-shot query against the default-interval master: two Announces
+# qualify it (2 to 4 s), then a burst takes 3 s of its Syncs after the
+# first, which comes within 1 s: 6 to 8 s in all.
+for i in $(seq 100); do
+	grep -q 'assuming the grand master role' "$TMP/dm.log" && break
+	sleep 0.2
+done
+t0=$(date +%s%N)
+ip netns exec "${P}s" "$LCLKCTL" query --json 'ptp://eth0?domain=5' >"$TMP/t7" 2>"$TMP/t7.err"
 r=$?
-show "$TMP/t6"
-sed 's/seq [0-9]* //' "$TMP/t6.err" | sort | uniq -c | sed 's/^/# /'
-[ $r = 5 ] && grep -q 'no PTP master' "$TMP/t6" && grep -q 'wrong domain' "$TMP/t6.err"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+show "$TMP/t7"
+python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["sources"][0]
+print("# offset %d ns, bound %d ns, %d samples" % (s["offset_ns"], s["bound_ns"], s["samples"]))
+sys.exit(not (abs(s["offset_ns"]) <= s["bound_ns"] and s["samples"] >= 3))' "$TMP/t7" || r=1
+[ "$ms" -le 10000 ] || r=1
+ok $r "one-shot query against a master with default intervals: ${ms} ms, |offset| <= bound"
+
+# 8. Domain: no master on domain 3; the domain 0 messages are rejected.
+probe "$TMP/t8" -v -n 1 'ptp://eth0?domain=3&wait=2s'
+r=$?
+show "$TMP/t8"
+sed 's/seq [0-9]* //' "$TMP/t8.err" | sort | uniq -c | sed 's/^/# /'
+[ $r = 5 ] && grep -q 'no PTP master' "$TMP/t8" && grep -q 'wrong domain' "$TMP/t8.err"
 ok $? "ptp:// on domain 3 hears no master (exit 5), domain 0 rejected"
 
-# 7. Hostile and malformed messages change nothing.
+# 9. Hostile and malformed messages change nothing.
 ip netns exec "${P}h" python3 "$PEER" hostile eth0 8 >"$TMP/h.log" 2>&1 &
 PIDS+=($!)
 sleep 1
-probe "$TMP/t7" -v -n 6 'ptp://eth0'
-within "$TMP/t7" "$GM1"; r=$?
-show "$TMP/t7"
-sed 's/seq [0-9]* //' "$TMP/t7.err" | sort | uniq -c | sed 's/^/# /'
+probe "$TMP/t9" -v -n 6 'ptp://eth0'
+within "$TMP/t9" "$GM1"; r=$?
+show "$TMP/t9"
+sed 's/seq [0-9]* //' "$TMP/t9.err" | sort | uniq -c | sed 's/^/# /'
 for why in 'truncated: shorter' 'truncated: messageLength' 'oversized' 'versionPTP' \
 	   'wrong domain' 'unknown TLV' 'nanoseconds' 'stepsRemoved'; do
-	grep -q "$why" "$TMP/t7.err" || { echo "# no rejection for: $why"; r=1; }
+	grep -q "$why" "$TMP/t9.err" || { echo "# no rejection for: $why"; r=1; }
 done
 ok $r "hostile messages are rejected with reasons, measurements unchanged"
 wait "${PIDS[-1]}" 2>/dev/null
 
-# 8-9. Two masters: the better (priority1 100) is chosen; when it stops,
+# 10-11. Two masters: the better (priority1 100) is chosen; when it stops,
 # the other (priority1 200) takes over.
 conf m2 'priority1 200'
 ptp4l_start m2 m2 -4
@@ -200,19 +258,19 @@ for i in $(seq 20); do
 		'GET DEFAULT_DATA_SET' 2>/dev/null | awk '$1 == "clockIdentity" { print $2 }')
 done
 sleep 1
-ip netns exec "${P}s" "$PROBE" -t 12 'ptp://eth0' >"$TMP/t8" 2>&1 &
+ip netns exec "${P}s" "$PROBE" -t 12 'ptp://eth0' >"$TMP/t10" 2>&1 &
 probe_pid=$!
 PIDS+=($probe_pid)
 sleep 4
-first=$(awk '$1 == "ok" { print $6; exit }' "$TMP/t8")
+first=$(awk '$1 == "ok" { print $6; exit }' "$TMP/t10")
 [ "$first" = "$GM1" ]
 ok $? "two masters: the better one ($GM1, priority1 100) is chosen over $GM2"
 kill "$PID_m1"
 wait "$probe_pid"
-show "$TMP/t8"
-last=$(awk '$1 == "ok" { r = $6 } END { print r }' "$TMP/t8")
+show "$TMP/t10"
+last=$(awk '$1 == "ok" { r = $6 } END { print r }' "$TMP/t10")
 [ "$last" = "$GM2" ] &&
-	awk '$1 == "ok" { o = $3 < 0 ? -$3 : $3; if (o > $4) bad++ } END { exit bad > 0 }' "$TMP/t8"
+	awk '$1 == "ok" { o = $3 < 0 ? -$3 : $3; if (o > $4) bad++ } END { exit bad > 0 }' "$TMP/t10"
 ok $? "the better master stops: $GM2 takes over, |offset| <= bound throughout"
 
 exit $((failed > 0))
