@@ -5,17 +5,20 @@
 # timestamps, for BENCH_PTP_SECONDS (default 60). Everything shares this
 # machine's clock, so |offset| is each one's error. Prints the ratios of
 # lclkctl's median and 99th percentile error to ptp4l's (<= 1 is as good).
-# Both slaves send one Delay_Req per Sync (the master allows it with
-# logMinDelayReqInterval -3), and the window opens only once ptp4l reports
-# offsets from a measured delay. ptp4l's offsets are per Sync while each
-# lclkctl measurement is a burst: ptp.error_vs_ptp4l_burst_* compare with
-# the median of ptp4l's offsets over as many Syncs as lclkctl's bursts use.
+# Both slaves obey the master's logMinDelayReqInterval: -3 by default,
+# one Delay_Req per Sync; BENCH_PTP_DREQ_LOG=0 allows one a second, the
+# default profile's rate, so that most Syncs take a filtered delay. The
+# window opens only once ptp4l reports offsets from a measured delay.
+# ptp4l's offsets are per Sync while each lclkctl measurement is a burst:
+# ptp.error_vs_ptp4l_burst_* compare with the median of ptp4l's offsets
+# over as many Syncs as lclkctl's bursts use.
 # Then, in the VM if the module is built: PHC read window and cost of the
 # phc: source on the module's PHC, and phc2sys's reported delay.
 set -u
 cd "$(dirname "$0")/../.."
 PROBE=build/tests/bench/source_probe
 SECS=${BENCH_PTP_SECONDS:-60}
+DREQ_LOG=${BENCH_PTP_DREQ_LOG:--3}
 P=bp$$
 TMP=$(mktemp -d /tmp/lclk-bench-ptp.XXXXXX)
 PIDS=()
@@ -39,8 +42,8 @@ ip -n "${P}m" link set "${P}m" up
 ip -n "${P}s" link set "${P}s" up
 
 for r in m s; do
-	printf '[global]\ntime_stamping software\nfree_running 1\nlogSyncInterval -3\nlogAnnounceInterval -2\nlogMinDelayReqInterval -3\nuds_address %s/%s.uds\n' \
-		"$TMP" "$r" >"$TMP/$r.conf"
+	printf '[global]\ntime_stamping software\nfree_running 1\nlogSyncInterval -3\nlogAnnounceInterval -2\nlogMinDelayReqInterval %s\nuds_address %s/%s.uds\n' \
+		"$DREQ_LOG" "$TMP" "$r" >"$TMP/$r.conf"
 done
 echo 'slaveOnly 1' >>"$TMP/s.conf"
 ip netns exec "${P}m" ptp4l -4 -i "${P}m" -m -f "$TMP/m.conf" >"$TMP/m.log" 2>&1 &
