@@ -146,9 +146,17 @@ for i in $(seq 40); do
 done
 probe "$TMP/t3" -n 3 'ptp://eth0'
 within "$TMP/t3" "$GM1" || r=1
+# One master_offset of ptp4l's is one Sync's, as noisy as the link on a
+# loaded host: compare with the median of 9 of them, read 0.25 s apart.
+for i in $(seq 9); do
+	pmc -u -b 0 -f "$TMP/s.conf" -s "$TMP/s.uds" 'GET TIME_STATUS_NP' 2>/dev/null |
+		awk '$1 == "master_offset" { print $2 }'
+	sleep 0.25
+done | sort -n >"$TMP/theirs"
+theirs=$(awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }' "$TMP/theirs")
 # ptp4l reports slave - master, lclkctl reference - target: opposite signs.
 awk -v t="${theirs:-0}" '$1 == "ok" { d = $3 + t; d = d < 0 ? -d : d
-	printf "# lclkctl %d +- %d ns, ptp4l master_offset %d ns\n", $3, $4, t
+	printf "# lclkctl %d +- %d ns, ptp4l master_offset median %d ns\n", $3, $4, t
 	if (d > 2 * $4) bad++ } END { exit bad > 0 }' "$TMP/t3" || r=1
 ok $r "ptp4l slave on the same link agrees (pmc TIME_STATUS_NP)"
 
