@@ -33,10 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+. tests/guest/lib/daemon.bash
 echo "TAP version 13"
 
 for cmd in ptp4l chronyd ip; do
@@ -98,17 +95,6 @@ stop_chronyd() {
 	rm -f "$dir/chronyd.pid"
 }
 
-# wait_for SECONDS CMD...: poll CMD every 0.5 s until it succeeds.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.5
-	done
-}
-status_is() { $lclkctl --json status 2>/dev/null | grep -q "^{\"device\".*\"status\":\"$1\""; }
-selected_is() { $lclkctl status 2>/dev/null | grep -q "^  \* $1 "; }
 # timed NAME SECONDS CMD...: check that CMD comes true within SECONDS, and say when.
 timed() {
 	local name=$1 limit=$2 t0=$SECONDS
