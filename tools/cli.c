@@ -21,8 +21,9 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-bool cli_common_opt(int opt, const struct cli_cmd *cmd, struct cli_global *g,
-		    int *exit_code)
+/* Handle opt if it is a common option; sets *exit_code for --help and '?'. */
+static bool cli_common_opt(int opt, const struct cli_cmd *cmd,
+			   struct cli_global *g, int *exit_code)
 {
 	switch (opt) {
 	case 'd':
@@ -43,6 +44,21 @@ bool cli_common_opt(int opt, const struct cli_cmd *cmd, struct cli_global *g,
 		return true;
 	}
 	return false;
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts, const struct cli_cmd *cmd,
+	       struct cli_global *g, int *exit_code)
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (!cli_common_opt(opt, cmd, g, exit_code))
+			return opt;
+		if (*exit_code >= 0)
+			return -1;
+	}
+	return -1;
 }
 
 bool cli_parse_s64(const struct cli_cmd *cmd, const char *what,

@@ -29,10 +29,7 @@ struct cli_cmd {
 	int (*run)(int argc, char **argv, struct cli_global *g);
 };
 
-/*
- * Options every command accepts, to be appended to its own long options;
- * cli_common_opt() handles them and returns false for any other.
- */
+/* Options every command accepts, to be appended to its own long options. */
 #define CLI_COMMON_SHORTOPTS	"d:vh"
 #define CLI_OPT_JSON		0x1000
 #define CLI_COMMON_LONGOPTS					\
@@ -41,9 +38,15 @@ struct cli_cmd {
 	{ "verbose",	no_argument,	   NULL, 'v' },		\
 	{ "help",	no_argument,	   NULL, 'h' }
 
-/* Returns true if opt was a common option (sets *exit_now for --help/bad). */
-bool cli_common_opt(int opt, const struct cli_cmd *cmd, struct cli_global *g,
-		    int *exit_code);
+/*
+ * getopt_long() for a command: handles the common options itself and
+ * returns the next option of the command's own, or -1 when there are no
+ * more. *exit_code (initialised to -1 by the caller) is set when the
+ * command must return it at once: --help printed, or a bad option.
+ */
+int cli_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts, const struct cli_cmd *cmd,
+	       struct cli_global *g, int *exit_code);
 
 /* Print "lclkctl CMD: message" to stderr and return EXIT_USAGE. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)

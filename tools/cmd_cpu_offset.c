@@ -67,16 +67,13 @@ static int run(int argc, char **argv, struct cli_global *g)
 	long long cpu = -1, off;
 	int opt, fd, err, ret = -1;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cli_common_opt(opt, cmd, g, &ret)) {
-			if (ret >= 0)
-				return ret;
-			continue;
-		}
+	while ((opt = cli_getopt(argc, argv, CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
 		if (opt != OPT_BACKWARD)
 			return cli_usage_error(cmd, "bad option");
 		co.flags |= LCLK_ALLOW_BACKWARD;
 	}
+	if (ret >= 0)
+		return ret;
 	if (argc - optind > 2)
 		return cli_usage_error(cmd, "expected [CPU [OFFSET]]");
 	if (argc - optind >= 1) {

@@ -283,12 +283,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 	int opt, ret = -1, cpu, ref = -1, n = 0;
 	cpu_set_t allowed;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cli_common_opt(opt, cmd, g, &ret)) {
-			if (ret >= 0)
-				return ret;
-			continue;
-		}
+	while ((opt = cli_getopt(argc, argv, CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
 		switch (opt) {
 		case OPT_ROUNDS:
 			if (!cli_parse_s64(cmd, "--rounds", optarg, &rounds))
@@ -306,6 +301,8 @@ static int run(int argc, char **argv, struct cli_global *g)
 			return cli_usage_error(cmd, "bad option");
 		}
 	}
+	if (ret >= 0)
+		return ret;
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {

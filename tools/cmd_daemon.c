@@ -148,12 +148,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 	sigset_t mask;
 	int opt, ret = -1, sfd;
 
-	while ((opt = getopt_long(argc, argv, "c:n" CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cli_common_opt(opt, cmd, g, &ret)) {
-			if (ret >= 0)
-				return ret;
-			continue;
-		}
+	while ((opt = cli_getopt(argc, argv, "c:n" CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
 		if (opt == 'c')
 			path = optarg;
 		else if (opt == 'n')
@@ -161,6 +156,8 @@ static int run(int argc, char **argv, struct cli_global *g)
 		else
 			return cli_usage_error(cmd, "bad option");
 	}
+	if (ret >= 0)
+		return ret;
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (config_load(path, &c, err, sizeof(err))) {

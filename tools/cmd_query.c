@@ -17,14 +17,16 @@ static int run(int argc, char **argv, struct cli_global *g)
 	int opt, err, ret = -1;
 
 	measure_default_opts(&so, 0);
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cli_common_opt(opt, cmd, g, &ret) || measure_parse_opt(opt, cmd, &so, &ret)) {
+	while ((opt = cli_getopt(argc, argv, CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
+		if (measure_parse_opt(opt, cmd, &so, &ret)) {
 			if (ret >= 0)
 				return ret;
 			continue;
 		}
 		return cli_usage_error(cmd, "bad option");
 	}
+	if (ret >= 0)
+		return ret;
 	so.verbose = g->verbose;
 	if (optind >= argc)
 		return cli_usage_error(cmd, "no source given");

@@ -149,12 +149,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 	long long v;
 	int opt, ret = -1, fd;
 
-	while ((opt = getopt_long(argc, argv, "a:p:" CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cli_common_opt(opt, cmd, g, &ret)) {
-			if (ret >= 0)
-				return ret;
-			continue;
-		}
+	while ((opt = cli_getopt(argc, argv, "a:p:" CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
 		switch (opt) {
 		case 'a':
 			o.addr = optarg;
@@ -183,6 +178,8 @@ static int run(int argc, char **argv, struct cli_global *g)
 			return cli_usage_error(cmd, "bad option");
 		}
 	}
+	if (ret >= 0)
+		return ret;
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!(o.rate > 0) || o.burst < 1)

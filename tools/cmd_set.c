@@ -54,12 +54,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 	double d;
 	int opt, fd, err, ret = -1;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cli_common_opt(opt, cmd, g, &ret)) {
-			if (ret >= 0)
-				return ret;
-			continue;
-		}
+	while ((opt = cli_getopt(argc, argv, CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
 		switch (opt) {
 		case OPT_OFFSET:
 			if (!cli_parse_duration_ns(cmd, "--offset", optarg, &v))
@@ -128,6 +123,8 @@ static int run(int argc, char **argv, struct cli_global *g)
 			return cli_usage_error(cmd, "bad option");
 		}
 	}
+	if (ret >= 0)
+		return ret;
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!sm.modes)

@@ -230,12 +230,10 @@ static int run(int argc, char **argv, struct cli_global *g)
 	int opt, fd, ret = -1;
 	size_t i;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (!cli_common_opt(opt, &cmd_status, g, &ret))
-			return cli_usage_error(&cmd_status, "bad option");
-		if (ret >= 0)
-			return ret;
-	}
+	while ((opt = cli_getopt(argc, argv, CLI_COMMON_SHORTOPTS, opts, &cmd_status, g, &ret)) != -1)
+		return cli_usage_error(&cmd_status, "bad option");
+	if (ret >= 0)
+		return ret;
 	if (optind < argc)
 		return cli_usage_error(&cmd_status, "unexpected argument '%s'", argv[optind]);
 

@@ -23,16 +23,13 @@ static int run(int argc, char **argv, struct cli_global *g)
 	long long delta;
 	int opt, fd, err, ret = -1;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cli_common_opt(opt, cmd, g, &ret)) {
-			if (ret >= 0)
-				return ret;
-			continue;
-		}
+	while ((opt = cli_getopt(argc, argv, CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
 		if (opt != OPT_BACKWARD)
 			return cli_usage_error(cmd, "bad option");
 		st.flags |= LCLK_ALLOW_BACKWARD;
 	}
+	if (ret >= 0)
+		return ret;
 	if (argc - optind != 1)
 		return cli_usage_error(cmd, "expected one DELTA");
 	if (!cli_parse_duration_ns(cmd, "DELTA", argv[optind], &delta))

@@ -216,12 +216,7 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 	int opt, code = -1;
 
 	o->filter.threshold_ns = TRACE_DEFAULT_THRESHOLD_NS;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cli_common_opt(opt, &cmd_trace, g, &code)) {
-			if (code >= 0)
-				return code;
-			continue;
-		}
+	while ((opt = cli_getopt(argc, argv, CLI_COMMON_SHORTOPTS, opts, &cmd_trace, g, &code)) != -1) {
 		switch (opt) {
 		case O_PID:
 			if (!cli_parse_s64(&cmd_trace, "--pid", optarg, &v))
@@ -259,6 +254,8 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 			break;
 		}
 	}
+	if (code >= 0)
+		return code;
 	if (optind < argc)
 		return cli_usage_error(&cmd_trace, "unexpected argument '%s'", argv[optind]);
 	return -1;
