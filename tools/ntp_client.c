@@ -5,6 +5,15 @@
  * it was not an answer to us (an off-path attacker cannot guess 64 bits),
  * and our clock is not disclosed. The real send time stays here.
  *
+ * Interleaved mode: a server's transmit timestamp is read before its reply
+ * goes down its network stack, so in basic mode the reply's leg looks
+ * longer than it is and the offset comes out low by half that send path
+ * (a few microseconds even on a veth link). chronyd also keeps the kernel's
+ * timestamp of when each reply really left and hands it over when the next
+ * request names the exchange (struct ntp_request): that exchange then has
+ * kernel timestamps at all four points. Its receive timestamps carry the
+ * lowest bit set to say it can; other servers are asked in basic mode.
+ *
  * Timestamps: the kernel's software timestamps (SO_TIMESTAMPING) are taken
  * when the packet leaves and arrives, without the scheduling delay of this
  * process, which makes the measured delay shorter and the offset less
@@ -225,13 +234,14 @@ static int read_errqueue(struct ntp_client *c, uint32_t want_id, int64_t *tx_rt)
 	return 1;
 }
 
-/* Take the reply apart; x->verdict is NTP_OK or why it is unusable. */
-static void compute(struct ntp_exchange *x)
+/*
+ * The sample from the server's receive timestamp rx and the reply's
+ * transmit timestamp; x->verdict is NTP_OK or why it is unusable.
+ */
+static void compute(struct ntp_exchange *x, uint64_t rx)
 {
-	const struct ntp_packet *p = &x->reply;
-
-	x->t2 = ntp_ts_to_unix_ns(p->receive_ts, x->t1);
-	x->t3 = ntp_ts_to_unix_ns(p->transmit_ts, x->t1);
+	x->t2 = ntp_ts_to_unix_ns(rx, x->t1);
+	x->t3 = ntp_ts_to_unix_ns(x->reply.transmit_ts, x->t1);
 	x->offset_ns = ((x->t2 - x->t1) + (x->t3 - x->t4)) / 2;
 	x->delay_ns = (x->t4 - x->t1) - (x->t3 - x->t2);
 	if (x->delay_ns < 0)
@@ -243,12 +253,13 @@ static void compute(struct ntp_exchange *x)
  * carrying xmt (usable or not), false when it was rejected or ignored.
  */
 static bool take_datagram(struct ntp_client *c, const uint8_t *buf, ssize_t len,
-			  const struct sockaddr_storage *from, uint64_t xmt,
+			  const struct sockaddr_storage *from, const struct ntp_request *rq,
 			  struct ntp_exchange *x)
 {
 	char who[INET6_ADDRSTRLEN + 8];
 	struct ntp_packet p;
 	enum ntp_verdict v;
+	bool interleaved;
 	int slot;
 
 	addr_str(from, who, sizeof(who));
@@ -258,7 +269,7 @@ static bool take_datagram(struct ntp_client *c, const uint8_t *buf, ssize_t len,
 	}
 	v = ntp_decode(buf, (size_t)len, &p);
 	if (v == NTP_OK)
-		v = ntp_validate_reply(&p, xmt);
+		v = ntp_validate_reply(&p, rq, &interleaved);
 	if (v == NTP_BOGUS_ORIGIN && (slot = sent_slot(c, p.origin_ts)) >= 0)
 		v = c->answered[slot] ? NTP_DUPLICATE : NTP_BOGUS_ORIGIN;
 	switch (v) {
@@ -274,41 +285,81 @@ static bool take_datagram(struct ntp_client *c, const uint8_t *buf, ssize_t len,
 		/* Carries our origin: the server's answer, good or bad. */
 		x->reply = p;
 		x->verdict = v;
-		c->answered[sent_slot(c, xmt)] = true;
+		x->interleaved = interleaved;
+		c->answered[sent_slot(c, rq->xmt)] = true;
+		if (rq->org)
+			c->answered[sent_slot(c, rq->rec)] = true;
 		return true;
 	}
 }
 
-static uint64_t random_xmt(void)
+/* A fresh random cookie, never 0 (no cookie) nor equal to avoid. */
+static uint64_t new_cookie(struct ntp_client *c, uint64_t avoid)
 {
 	uint64_t v = 0;
 
-	while (!v)
+	while (!v || v == avoid)
 		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
 			v = (uint64_t)monotonic_ns() * 0x9e3779b97f4a7c15ULL;
+	c->sent[c->nsent % NTP_CLIENT_HISTORY] = v;
+	c->answered[c->nsent % NTP_CLIENT_HISTORY] = false;
+	c->nsent++;
 	return v;
 }
 
-int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
-			int64_t timeout_ns, struct ntp_exchange *x)
+void ntp_client_forget(struct ntp_client *c)
+{
+	c->last.valid = false;
+}
+
+/*
+ * Complete x, which holds this exchange's timestamps and a usable reply,
+ * and remember the exchange for the next request.
+ */
+static void complete(struct ntp_client *c, struct ntp_exchange *x)
+{
+	struct ntp_answered now = {
+		.valid = true, .server_rx = x->reply.receive_ts,
+		.t1 = x->t1, .t4 = x->t4, .base1 = x->base1, .base4 = x->base4,
+		.local_err_ns = x->local_err_ns,
+		.kernel_t1 = x->kernel_t1, .kernel_t4 = x->kernel_t4,
+	};
+	uint64_t rx = x->reply.receive_ts;
+
+	if (x->interleaved) {
+		x->t1 = c->last.t1;
+		x->t4 = c->last.t4;
+		x->base1 = c->last.base1;
+		x->base4 = c->last.base4;
+		x->local_err_ns = c->last.local_err_ns;
+		x->kernel_t1 = c->last.kernel_t1;
+		x->kernel_t4 = c->last.kernel_t4;
+		rx = c->last.server_rx;
+	}
+	c->last = now;
+	compute(x, rx);
+}
+
+static int exchange(struct ntp_client *c, const struct target_clock *tc,
+		    int64_t timeout_ns, struct ntp_exchange *x)
 {
 	uint8_t req[NTP_HEADER_LEN], buf[NTP_MAX_LEN + 4];
 	int64_t deadline, tx_rt = 0, rx_rt = 0;
-	uint64_t xmt = random_xmt();
+	struct ntp_request rq = { .xmt = new_cookie(c, 0) };
 	uint32_t id = c->tx_id;
 	struct lclk_now now;
 	bool got = false;
 	int err;
 
-	memset(x, 0, sizeof(*x));
 	/* Stale transmit timestamps and ICMP errors of earlier requests. */
 	while (read_errqueue(c, UINT32_MAX, &tx_rt))
 		;
 	tx_rt = 0;
-	ntp_encode_request(req, xmt);
-	c->sent[c->nsent % NTP_CLIENT_HISTORY] = xmt;
-	c->answered[c->nsent % NTP_CLIENT_HISTORY] = false;
-	c->nsent++;
+	if (c->last.valid && (c->last.server_rx & 1)) {
+		rq.org = c->last.server_rx;
+		rq.rec = new_cookie(c, rq.xmt);
+	}
+	ntp_encode_request(&rq, req);
 
 	target_now(tc, &now);
 	x->t1 = now.time_ns;
@@ -357,7 +408,7 @@ int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
 				rx_rt = timespec_ns(&((struct scm_timestamping *)CMSG_DATA(cm))->ts[0]);
 		if (msg.msg_flags & MSG_TRUNC)
 			len = NTP_MAX_LEN + 4;	/* longer than the buffer: oversized */
-		got = take_datagram(c, buf, len, &from, xmt, x);
+		got = take_datagram(c, buf, len, &from, &rq, x);
 	}
 
 	x->t4 = now.time_ns;
@@ -388,6 +439,19 @@ int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
 		}
 	}
 	if (x->verdict == NTP_OK)
-		compute(x);
+		complete(c, x);
 	return 0;
+}
+
+int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
+			int64_t timeout_ns, struct ntp_exchange *x)
+{
+	int ret;
+
+	memset(x, 0, sizeof(*x));
+	ret = exchange(c, tc, timeout_ns, x);
+	/* Nothing usable to ask about next time. */
+	if (ret || x->verdict != NTP_OK)
+		ntp_client_forget(c);
+	return ret;
 }

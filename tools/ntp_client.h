@@ -15,8 +15,17 @@
 #include "clock.h"
 #include "ntp_packet.h"
 
-/* Requests remembered to tell duplicates and late replies from spoofs. */
+/* Cookies remembered to tell duplicates and late replies from spoofs. */
 #define NTP_CLIENT_HISTORY	64
+
+/* The last exchange answered, for the next request to ask about. */
+struct ntp_answered {
+	bool valid;
+	uint64_t server_rx;		/* its reply's receive timestamp, raw */
+	int64_t t1, t4, base1, base4;	/* as in struct ntp_exchange */
+	int64_t local_err_ns;
+	bool kernel_t1, kernel_t4;
+};
 
 struct ntp_client {
 	int fd;
@@ -26,15 +35,21 @@ struct ntp_client {
 	bool kernel_rx;			/* SO_TIMESTAMPING receive timestamps */
 	bool kernel_tx;			/* ... and transmit timestamps */
 	uint32_t tx_id;			/* SOF_TIMESTAMPING_OPT_ID of the next send */
-	uint64_t sent[NTP_CLIENT_HISTORY];	/* transmit timestamps, a ring */
+	uint64_t sent[NTP_CLIENT_HISTORY];	/* cookies sent, a ring */
 	bool answered[NTP_CLIENT_HISTORY];
 	unsigned int nsent;
+	struct ntp_answered last;
 };
 
-/* One request and what became of it. */
+/*
+ * One request and what became of it. An interleaved reply completes the
+ * previous exchange instead: t1..t4 and the figures are that exchange's,
+ * with the server's real transmit time as t3.
+ */
 struct ntp_exchange {
 	enum ntp_verdict verdict;	/* of the reply to this request */
 	struct ntp_packet reply;
+	bool interleaved;		/* the sample is the previous exchange's */
 	int64_t t1, t4;			/* target time: request left, reply came */
 	int64_t t2, t3;			/* server time: request came, reply left */
 	int64_t base1, base4;		/* CLOCK_MONOTONIC of t1 and t4 */
@@ -55,7 +70,10 @@ int ntp_client_open(struct ntp_client *c, const char *host, const char *port,
 void ntp_client_close(struct ntp_client *c);
 
 /*
- * Send one request and wait up to timeout_ns for its reply. Returns 0 when
+ * Send one request and wait up to timeout_ns for its reply. The request
+ * asks in interleaved mode about the last exchange answered, when there is
+ * one and its server marks receive timestamps the way chrony does (lowest
+ * bit set) so it can answer. Returns 0 when
  * a reply to this request came (x->verdict says whether it is usable),
  * -ETIMEDOUT, or -errno of a send error or an ICMP error (unreachable).
  * Packets that are not the reply (spoofed, duplicate, malformed, from
@@ -63,5 +81,8 @@ void ntp_client_close(struct ntp_client *c);
  */
 int ntp_client_exchange(struct ntp_client *c, const struct target_clock *tc,
 			int64_t timeout_ns, struct ntp_exchange *x);
+
+/* Start afresh: the next request is a basic one. */
+void ntp_client_forget(struct ntp_client *c);
 
 #endif /* LCLK_NTP_CLIENT_H */

@@ -71,16 +71,18 @@ void ntp_encode(const struct ntp_packet *p, uint8_t buf[NTP_HEADER_LEN])
 }
 
 /*
- * Only version, mode and the transmit timestamp: a client has no business
- * telling the server (or an eavesdropper) what its clock reads, the way
- * chrony sends requests.
+ * Only version, mode and cookies: a client has no business telling the
+ * server (or an eavesdropper) what its clock reads, the way chrony sends
+ * requests. org is the server's own timestamp, nothing of ours.
  */
-void ntp_encode_request(uint8_t buf[NTP_HEADER_LEN], uint64_t xmt)
+void ntp_encode_request(const struct ntp_request *rq, uint8_t buf[NTP_HEADER_LEN])
 {
 	struct ntp_packet p = {
 		.version = 4,
 		.mode = NTP_MODE_CLIENT,
-		.transmit_ts = xmt,
+		.origin_ts = rq->org,
+		.receive_ts = rq->org ? rq->rec : 0,
+		.transmit_ts = rq->xmt,
 	};
 
 	ntp_encode(&p, buf);
@@ -128,13 +130,17 @@ static bool kiss_code(uint32_t refid)
 	return len > 0;
 }
 
-enum ntp_verdict ntp_validate_reply(const struct ntp_packet *p, uint64_t xmt)
+enum ntp_verdict ntp_validate_reply(const struct ntp_packet *p, const struct ntp_request *rq,
+				    bool *interleaved)
 {
+	*interleaved = false;
 	if (p->mode != NTP_MODE_SERVER)
 		return NTP_BAD_MODE;
 	if (p->version != 3 && p->version != 4)
 		return NTP_BAD_VERSION;
-	if (p->origin_ts != xmt)
+	if (rq->org && rq->rec && p->origin_ts == rq->rec)
+		*interleaved = true;
+	else if (p->origin_ts != rq->xmt)
 		return NTP_BOGUS_ORIGIN;
 	if (p->stratum == 0)
 		return kiss_code(p->refid) ? NTP_KISS_OF_DEATH : NTP_BAD_STRATUM;
@@ -148,8 +154,13 @@ enum ntp_verdict ntp_validate_reply(const struct ntp_packet *p, uint64_t xmt)
 	    NTP_MAX_DISTANCE_NS)
 		return NTP_BAD_ROOT;
 	/* Timestamps of one era: a wrap between them would be 136 years. */
-	if ((int64_t)(p->transmit_ts - p->receive_ts) < 0)
+	if (*interleaved) {
+		if ((int64_t)(p->transmit_ts - rq->org) < 0 ||
+		    (int64_t)(p->receive_ts - p->transmit_ts) < 0)
+			return NTP_BAD_TIME_ORDER;
+	} else if ((int64_t)(p->transmit_ts - p->receive_ts) < 0) {
 		return NTP_BAD_TIME_ORDER;
+	}
 	return NTP_OK;
 }
 

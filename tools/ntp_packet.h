@@ -7,6 +7,7 @@
 #ifndef LCLK_NTP_PACKET_H
 #define LCLK_NTP_PACKET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,8 +75,22 @@ enum ntp_kiss {
 
 const char *ntp_verdict_str(enum ntp_verdict v);
 
-/* A client request whose transmit timestamp is xmt (random: see ntp_client.c). */
-void ntp_encode_request(uint8_t buf[NTP_HEADER_LEN], uint64_t xmt);
+/*
+ * What a client request carries and its reply must echo. A basic request
+ * has only xmt, random (see ntp_client.c). An interleaved request (chrony's
+ * extension of RFC 5905 interleaved mode to client/server) also names the
+ * server's receive timestamp of an earlier exchange in org and a second
+ * random cookie in rec: a server that remembers that exchange answers with
+ * origin = rec and, as transmit, the kernel timestamp of when its reply to
+ * that exchange really left. Any other server answers in basic mode.
+ */
+struct ntp_request {
+	uint64_t xmt;	/* random; echoed as origin by a basic reply */
+	uint64_t org;	/* server receive timestamp asked about; 0: basic request */
+	uint64_t rec;	/* random; echoed as origin by an interleaved reply */
+};
+
+void ntp_encode_request(const struct ntp_request *rq, uint8_t buf[NTP_HEADER_LEN]);
 
 /* Serialise any packet (tests and test responders). */
 void ntp_encode(const struct ntp_packet *p, uint8_t buf[NTP_HEADER_LEN]);
@@ -84,11 +99,14 @@ void ntp_encode(const struct ntp_packet *p, uint8_t buf[NTP_HEADER_LEN]);
 enum ntp_verdict ntp_decode(const uint8_t *buf, size_t len, struct ntp_packet *p);
 
 /*
- * Check a decoded reply to the request that carried xmt, in the order that
- * never trusts an unauthenticated field: origin first, so a spoofed
- * Kiss-o'-Death is rejected as bogus rather than obeyed.
+ * Check a decoded reply to request rq, in the order that never trusts an
+ * unauthenticated field: origin first, so a spoofed Kiss-o'-Death is
+ * rejected as bogus rather than obeyed. *interleaved says which cookie the
+ * origin matched: then the transmit timestamp belongs to the exchange rq->org
+ * names and must not precede rq->org, nor follow this reply's receive.
  */
-enum ntp_verdict ntp_validate_reply(const struct ntp_packet *p, uint64_t xmt);
+enum ntp_verdict ntp_validate_reply(const struct ntp_packet *p, const struct ntp_request *rq,
+				    bool *interleaved);
 
 /* The kiss code of a reply validated as NTP_KISS_OF_DEATH. */
 enum ntp_kiss ntp_kiss(const struct ntp_packet *p);

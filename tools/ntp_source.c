@@ -193,7 +193,8 @@ static void to_sample(const struct ntp_exchange *x, int64_t precision_ns,
 	s->root_ns = ntp_short_to_ns(x->reply.root_delay) / 2 +
 		     ntp_short_to_ns(x->reply.root_dispersion);
 	s->base_ns = x->base1 + (x->base4 - x->base1) / 2;
-	s->shift_ns = x->send_path_ns / 2;
+	/* An interleaved t3 is the kernel's: no send path to make up for. */
+	s->shift_ns = x->interleaved ? 0 : x->send_path_ns / 2;
 }
 
 static int ntp_measure(struct source *src, const struct target_clock *tc,
@@ -206,7 +207,8 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 	struct ntp_filter_result fr;
 	unsigned int want = src->opts.samples, n = 0, i, timeouts = 0;
 	int64_t precision = clock_quality_precision_ns(tc);
-	const char *last = "no reply";
+	int last = -1;	/* sample of the previous exchange, if basic */
+	const char *why = "no reply";
 	int ret;
 
 	memset(m, 0, sizeof(*m));
@@ -219,15 +221,20 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 	if (want > NTP_MAX_SAMPLES)
 		want = NTP_MAX_SAMPLES;
 	fo.drift_ppb = clock_quality_drift_ppb(tc);
+	/* Each burst stands alone: no sample of the last one's final exchange. */
+	ntp_client_forget(&ns->client);
 
 	for (i = 0; i < want; i++) {
 		int64_t start = mono_now();
 		struct ntp_exchange x;
+		int prev;
 
 		ret = ntp_client_exchange(&ns->client, tc, src->opts.timeout_ns, &x);
+		prev = last;
+		last = -1;
 		m->rejected += x.rejected;
 		if (ret == -ETIMEDOUT) {
-			last = x.rejected ? "only rejected packets" : "timeout";
+			why = x.rejected ? "only rejected packets" : "timeout";
 			/* A server that sends junk is not silent: keep asking. */
 			if (!x.rejected && ++timeouts == NTP_GIVE_UP_AFTER && !n)
 				break;
@@ -238,28 +245,37 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 			return ret;
 		} else if (x.verdict == NTP_KISS_OF_DEATH) {
 			m->rejected++;
-			last = "Kiss-o'-Death";
+			why = "Kiss-o'-Death";
 			if (!kiss(src, ns, &x))
 				break;
 		} else if (x.verdict != NTP_OK) {
 			m->rejected++;
-			last = ntp_verdict_str(x.verdict);
-			fprintf(stderr, "lclkctl: %s: rejected reply: %s\n", src->url, last);
+			why = ntp_verdict_str(x.verdict);
+			fprintf(stderr, "lclkctl: %s: rejected reply: %s\n", src->url, why);
 		} else {
-			to_sample(&x, precision, fo.drift_ppb, &samples[n]);
-			replies[n++] = x.reply;
+			/*
+			 * An interleaved reply supersedes the previous
+			 * exchange's basic sample and leaves none for this
+			 * one: its transmit time comes with the next reply.
+			 */
+			unsigned int k = x.interleaved && prev >= 0 ? (unsigned int)prev : n++;
+
+			to_sample(&x, precision, fo.drift_ppb, &samples[k]);
+			replies[k] = x.reply;
+			last = x.interleaved ? -1 : (int)k;
 			if (src->opts.verbose >= 2)
-				fprintf(stderr, "lclkctl: %s: offset %lld delay %lld err %lld%s%s\n",
+				fprintf(stderr, "lclkctl: %s: offset %lld delay %lld err %lld%s%s%s\n",
 					src->url, (long long)x.offset_ns, (long long)x.delay_ns,
-					(long long)samples[n - 1].err_ns,
-					x.kernel_t1 ? " ktx" : "", x.kernel_t4 ? " krx" : "");
+					(long long)samples[k].err_ns,
+					x.kernel_t1 ? " ktx" : "", x.kernel_t4 ? " krx" : "",
+					x.interleaved ? " interleaved" : "");
 		}
 		if (i + 1 < want)
 			sleep_until(start + ns->interval_ns);
 	}
 	if (ntp_filter(samples, n, &fo, &fr, NULL)) {
 		snprintf(err, errlen, "%s: no usable reply (%u rejected; last: %s)",
-			 ns->client.name, m->rejected, last);
+			 ns->client.name, m->rejected, why);
 		return -ENODATA;
 	}
 	m->offset_ns = fr.offset_ns;

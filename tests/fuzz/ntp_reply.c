@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for the NTP reply parser and validator: the first 8
- * bytes are the transmit timestamp we "sent", the rest is the reply. Any
- * reply accepted must satisfy every rule ntp_validate_reply() promises.
+ * libFuzzer target for the NTP reply parser and validator: the first 24
+ * bytes are the request we "sent" (transmit, origin and receive cookies),
+ * the rest is the reply. Any reply accepted must satisfy every rule
+ * ntp_validate_reply() promises, in basic and interleaved mode.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,31 +15,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct ntp_request rq;
 	struct ntp_packet p;
-	uint64_t xmt = 0;
-	char refid[16];
 	enum ntp_verdict v;
+	bool interleaved;
+	char refid[16];
+	uint64_t xmt;
 
-	if (size < 8)
+	if (size < 24)
 		return 0;
-	memcpy(&xmt, data, 8);
-	v = ntp_decode(data + 8, size - 8, &p);
+	memcpy(&rq.xmt, data, 8);
+	memcpy(&rq.org, data + 8, 8);
+	memcpy(&rq.rec, data + 16, 8);
+	xmt = rq.xmt;
+	data += 24;
+	size -= 24;
+	v = ntp_decode(data, size, &p);
 	if (v != NTP_OK) {
-		if (size - 8 >= NTP_HEADER_LEN && size - 8 <= NTP_MAX_LEN && (size - 8) % 4 == 0)
+		if (size >= NTP_HEADER_LEN && size <= NTP_MAX_LEN && size % 4 == 0)
 			abort();
 		return 0;
 	}
 	ntp_refid_str(&p, refid, sizeof(refid));
 	if (strlen(refid) >= sizeof(refid))
 		abort();
-	v = ntp_validate_reply(&p, xmt);
+	v = ntp_validate_reply(&p, &rq, &interleaved);
 	if (v == NTP_KISS_OF_DEATH)
 		(void)ntp_kiss(&p);
 	if (v != NTP_OK)
 		return 0;
 	if (p.mode != NTP_MODE_SERVER || (p.version != 3 && p.version != 4) ||
-	    p.origin_ts != xmt || p.stratum < 1 || p.stratum > NTP_MAX_STRATUM ||
+	    p.stratum < 1 || p.stratum > NTP_MAX_STRATUM ||
 	    p.leap == NTP_LEAP_UNSYNC || !p.receive_ts || !p.transmit_ts)
+		abort();
+	if (interleaved ? !rq.org || !rq.rec || p.origin_ts != rq.rec ||
+			  (int64_t)(p.transmit_ts - rq.org) < 0 ||
+			  (int64_t)(p.receive_ts - p.transmit_ts) < 0 :
+			  p.origin_ts != rq.xmt || (int64_t)(p.transmit_ts - p.receive_ts) < 0)
 		abort();
 	/* Conversions of accepted timestamps, pivoted anywhere. */
 	{

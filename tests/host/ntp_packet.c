@@ -12,7 +12,17 @@
 #include "ntp_packet.h"
 
 #define XMT 0x0123456789abcdefULL
+#define REC 0x1122334455667788ULL
 #define NS 1000000000LL
+
+static const struct ntp_request basic = { .xmt = XMT };
+
+static enum ntp_verdict validate(const struct ntp_packet *p, const struct ntp_request *rq)
+{
+	bool interleaved;
+
+	return ntp_validate_reply(p, rq, &interleaved);
+}
 
 TEST(fraction_round_trip)
 {
@@ -82,7 +92,7 @@ TEST(request_carries_only_version_mode_and_transmit)
 	struct ntp_packet p;
 	int i;
 
-	ntp_encode_request(b, XMT);
+	ntp_encode_request(&basic, b);
 	EXPECT_EQ(b[0], 0x23);	/* LI 0, VN 4, mode 3 */
 	for (i = 1; i < 40; i++)
 		EXPECT_EQ(b[i], 0);
@@ -173,10 +183,64 @@ TEST(hostile_replies_rejected_for_the_right_reason)
 		variants[i].mutate(&p);
 		ntp_encode(&p, b);
 		ASSERT_EQ(ntp_decode(b, sizeof(b), &q), NTP_OK);
-		EXPECT_EQ(ntp_validate_reply(&q, XMT), variants[i].verdict)
+		EXPECT_EQ(validate(&q, &basic), variants[i].verdict)
 			TH_LOG("%s: got '%s'", variants[i].name,
-			       ntp_verdict_str(ntp_validate_reply(&q, XMT)));
+			       ntp_verdict_str(validate(&q, &basic)));
 	}
+}
+
+TEST(interleaved_request_names_the_exchange_and_a_second_cookie)
+{
+	struct ntp_request rq = { .xmt = XMT, .org = (0xe0000001ULL << 32) | 1, .rec = REC };
+	uint8_t b[NTP_HEADER_LEN];
+	struct ntp_packet p;
+	int i;
+
+	ntp_encode_request(&rq, b);
+	for (i = 1; i < 24; i++)
+		EXPECT_EQ(b[i], 0);
+	ASSERT_EQ(ntp_decode(b, sizeof(b), &p), NTP_OK);
+	EXPECT_EQ(p.origin_ts, rq.org);
+	EXPECT_EQ(p.receive_ts, REC);
+	EXPECT_EQ(p.transmit_ts, XMT);
+}
+
+/*
+ * An interleaved reply echoes rec and carries the transmit time of the
+ * reply to the exchange org names: after org, before this receive.
+ */
+TEST(interleaved_replies)
+{
+	struct ntp_request rq = { .xmt = XMT, .org = (0xe0000001ULL << 32) | 1, .rec = REC };
+	struct ntp_packet p = good();
+	bool interleaved;
+
+	p.origin_ts = REC;
+	p.transmit_ts = rq.org + 5000;
+	p.receive_ts = rq.org + (1ULL << 32);
+	EXPECT_EQ(ntp_validate_reply(&p, &rq, &interleaved), NTP_OK);
+	EXPECT_TRUE(interleaved);
+
+	/* A server that does not interleave answers the basic way. */
+	p = good();
+	EXPECT_EQ(ntp_validate_reply(&p, &rq, &interleaved), NTP_OK);
+	EXPECT_FALSE(interleaved);
+
+	p.origin_ts = REC;
+	p.transmit_ts = rq.org - 1;
+	p.receive_ts = rq.org + (1ULL << 32);
+	EXPECT_EQ(validate(&p, &rq), NTP_BAD_TIME_ORDER);
+	p.transmit_ts = rq.org + 5000;
+	p.receive_ts = p.transmit_ts - 1;
+	EXPECT_EQ(validate(&p, &rq), NTP_BAD_TIME_ORDER);
+
+	/* rec means nothing to a basic request, nor an origin naming it. */
+	p.receive_ts = rq.org + (1ULL << 32);
+	EXPECT_EQ(validate(&p, &basic), NTP_BOGUS_ORIGIN);
+	p.origin_ts = 0;
+	EXPECT_EQ(validate(&p, &basic), NTP_BOGUS_ORIGIN);
+	rq.rec = 0;
+	EXPECT_EQ(validate(&p, &rq), NTP_BOGUS_ORIGIN);
 }
 
 TEST(kiss_codes)
@@ -194,9 +258,9 @@ TEST(kiss_codes)
 	EXPECT_EQ(ntp_kiss(&p), NTP_KISS_RSTR);
 	p.refid = code("INIT");
 	EXPECT_EQ(ntp_kiss(&p), NTP_KISS_OTHER);
-	EXPECT_EQ(ntp_validate_reply(&p, XMT), NTP_KISS_OF_DEATH);
+	EXPECT_EQ(validate(&p, &basic), NTP_KISS_OF_DEATH);
 	p.refid = 0x47505300;	/* "GPS" */
-	EXPECT_EQ(ntp_validate_reply(&p, XMT), NTP_KISS_OF_DEATH);
+	EXPECT_EQ(validate(&p, &basic), NTP_KISS_OF_DEATH);
 	p.stratum = 2;
 	p.refid = 0xc0000201;
 	ntp_refid_str(&p, s, sizeof(s));

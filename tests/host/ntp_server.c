@@ -77,6 +77,7 @@ TEST(unsynced_reply_says_so)
 {
 	uint8_t buf[NTP_HEADER_LEN];
 	struct ntp_packet req, rep;
+	bool ilv;
 	struct ntp_server_clock c = {
 		.status = LCLK_STATUS_UNSYNCED, .bound_ns = LCLK_BOUND_UNKNOWN, .stratum = 2,
 		.receive_ns = 1700000001000000000LL, .transmit_ns = 1700000001000050000LL,
@@ -91,7 +92,7 @@ TEST(unsynced_reply_says_so)
 	EXPECT_EQ(0, rep.reference_ts);
 	EXPECT_EQ(7, rep.origin_ts);
 	/* A client validating it rejects it. */
-	EXPECT_NE(NTP_OK, ntp_validate_reply(&rep, 7));
+	EXPECT_NE(NTP_OK, ntp_validate_reply(&rep, &(struct ntp_request){ .xmt = 7 }, &ilv));
 }
 
 TEST(rate_limit_per_client)

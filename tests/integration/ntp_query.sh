@@ -24,7 +24,7 @@ check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 q() { local out=$1; shift; in_cli "$LCLKCTL" query "$@" > "$out" 2> "$out.err"; }
 within() { jget 'abs(d["combined"]["offset_ns"]) <= d["combined"]["bound_ns"]' < "$1"; }
 
-echo "1..38"
+echo "1..42"
 [ -x "$LCLKCTL" ] || { echo "Bail out! build lclkctl first"; exit 1; }
 [ -e /dev/lclk0 ] && { echo "Bail out! /dev/lclk0 exists: this test needs the module-less host"; exit 1; }
 ntp_setup && ntp_start_chronyd
@@ -35,6 +35,11 @@ q "$d/v4" --json "ntp://$NTP_V4"; rc=$?
 check "IPv4 query succeeds" "[ $rc = 0 ]"
 check "... |offset| <= bound (true offset 0)" '[ "$(within "$d/v4")" = True ]'
 check "... no reply rejected" '[ "$(jget "d[\"sources\"][0][\"rejected\"]" < "$d/v4")" = 0 ]'
+q "$d/xleave" --json -vv "ntp://$NTP_V4"; rc=$?
+# chronyd interleaves from its third reply to a new client on.
+check "chronyd answers in interleaved mode: 6 or 7 of 8 samples" \
+	'[ $rc = 0 ] && [ "$(grep -c " interleaved$" "$d/xleave.err")" -ge 6 ]'
+check "... |offset| <= bound" '[ "$(within "$d/xleave")" = True ]'
 echo "# lclkctl: $(jget '"offset %d ns, bound %d ns, delay %d ns" % (d["combined"]["offset_ns"], d["combined"]["bound_ns"], d["sources"][0]["delay_ns"])' < "$d/v4")"
 chrony=$(in_cli timeout 30 chronyd -Q -t 10 -f /dev/null "server $NTP_V4 iburst maxsamples 4" 2>&1 |
 	sed -n 's/.*System clock wrong by \([-0-9.]*\) seconds.*/\1/p')
@@ -79,6 +84,14 @@ ntp_start_responder 1124 dup
 q "$d/dup" --json --samples 4 --interval 50ms "ntp://$NTP_V4:1124"; rc=$?
 check "duplicate replies: rejected as such, the measurement stands" \
 	'[ $rc = 0 ] && grep -q "duplicate reply" "$d/dup.err" && [ "$(within "$d/dup")" = True ]'
+
+# Interleaved replies that lie: each rejected, the good replies stand.
+ntp_start_responder 1127 good xorder good xspoof
+q "$d/xbad" --json --samples 4 --interval 0 --timeout 300ms "ntp://$NTP_V4:1127"; rc=$?
+check "interleaved reply sent before the exchange it names: rejected" \
+	'[ $rc = 0 ] && grep -q "transmit time before" "$d/xbad.err"'
+check "interleaved reply without our cookie: rejected as bogus" \
+	'grep -q "origin timestamp does not match" "$d/xbad.err" && [ "$(jget "d[\"sources\"][0][\"samples\"]" < "$d/xbad")" = 2 ]'
 
 ntp_start_responder 1125 good
 ntp_start_responder 1126 offset=1.5

@@ -22,7 +22,13 @@ Answers each request with the reply of the next KIND, in turn:
   long        a 2000-byte packet
   odd         a 49-byte packet
   kod=CODE    Kiss-o'-Death with CODE (RATE, DENY, RSTR, ...)
-Runs until killed.
+  xorder      to an interleaved request: an interleaved reply whose transmit
+              timestamp precedes the exchange the request names
+  xspoof      to an interleaved request: an interleaved reply carrying the
+              request's origin (the server's own timestamp) instead of its
+              cookie
+Receive timestamps have the lowest bit set, as chronyd marks them, so
+clients ask in interleaved mode after a good reply. Runs until killed.
 """
 import socket
 import struct
@@ -40,7 +46,8 @@ def ntp_now(shift=0.0):
 
 def reply(req, kind, t2):
     """The reply bytes for one request, or None."""
-    origin = struct.unpack("!Q", req[40:48])[0]
+    req_org, req_rec, origin = struct.unpack("!QQQ", req[24:48])
+    interleaved = req_org != 0 and req_rec != 0
     li, vn, mode, stratum, refid = 0, 4, 4, 2, 0x7F000001
     root_disp = 0x00000010
     rx = tx = None
@@ -72,6 +79,12 @@ def reply(req, kind, t2):
     tx = ntp_now(shift) if tx is None else tx
     if t2 is not None and kind not in ("zerots", "order"):
         rx = t2 + (int(shift * (1 << 32)) if shift else 0)
+    if rx:
+        rx |= 1
+    if kind == "xorder" and interleaved:
+        origin, tx = req_rec, req_org - (1 << 32)
+    elif kind == "xspoof" and interleaved:
+        origin = req_org
     pkt = struct.pack("!BBbbIII", li << 6 | vn << 3 | mode, stratum, 4, -20, 0,
                       root_disp, refid)
     pkt += struct.pack("!QQQQ", ntp_now(shift), origin, rx, tx)
