@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "clock_offset.h"
 
 int target_open(struct target_clock *tc, const char *path, bool need_device)
 {
@@ -84,6 +85,21 @@ int64_t target_from_base(const struct target_clock *tc, int64_t base_ns)
 		return base_ns + realtime_minus_monotonic();
 	lclk_from_base(&tc->lc, base_ns, -1, &n);
 	return n.time_ns;
+}
+
+int64_t target_from_realtime(const struct target_clock *tc, int64_t rt,
+			     int64_t *base, int64_t *err)
+{
+	int64_t diff, width;
+
+	clock_offset_from_mono(CLOCK_REALTIME, 3, &diff, &width);
+	*base = rt - diff;
+	if (!tc->logical) {
+		*err = 0;
+		return rt;
+	}
+	*err = width / 2 + 1;
+	return target_from_base(tc, *base);
 }
 
 const char *target_name(const struct target_clock *tc)

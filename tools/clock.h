@@ -32,6 +32,15 @@ void target_now(const struct target_clock *tc, struct lclk_now *out);
 /* Target time at a CLOCK_MONOTONIC timestamp taken earlier. */
 int64_t target_from_base(const struct target_clock *tc, int64_t base_ns);
 
+/*
+ * Target time of a kernel CLOCK_REALTIME timestamp (SO_TIMESTAMPING),
+ * through a freshly measured REALTIME - MONOTONIC difference: the
+ * CLOCK_MONOTONIC it corresponds to goes to *base, the pairing error
+ * (0 on the system clock itself) to *err.
+ */
+int64_t target_from_realtime(const struct target_clock *tc, int64_t rt,
+			     int64_t *base, int64_t *err);
+
 /* Name for messages: the device path, or "system clock". */
 const char *target_name(const struct target_clock *tc);
 

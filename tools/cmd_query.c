@@ -76,6 +76,9 @@ const struct cli_cmd cmd_query = {
 	"\n"
 	"Sources:\n"
 	"  ntp://HOST[:PORT]   NTP server (name, IPv4, or [IPv6]:PORT; port 123)\n"
+	"                      Kernel timestamps at our end; servers that offer\n"
+	"                      interleaved mode (chronyd, lclkctl serve) send\n"
+	"                      their kernel's transmit times too (-vv shows it).\n"
 	"\n"
 	"Options:\n"
 	MEASURE_USAGE

@@ -6,8 +6,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <time.h>		/* before linux/errqueue.h, which needs timespec */
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <math.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,7 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "clock_offset.h"
 #include "ntp_server.h"
 
 #define OPT_RATE	0x100
@@ -80,32 +85,118 @@ static int64_t last_update_logical(const struct target_clock *tc)
 	return t ? target_from_base(tc, t) : 0;
 }
 
+/*
+ * Kernel software timestamps: a request's arrival without our scheduling
+ * delay, and each reply's departure, looped back with the reply itself
+ * (no OPT_TSONLY) so it is matched by content, for interleaved mode.
+ */
+static bool enable_timestamps(int fd)
+{
+	unsigned int flags = SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+			     SOF_TIMESTAMPING_TX_SOFTWARE;
+
+	return !setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
+}
+
+static int64_t kernel_stamp(const struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR((struct msghdr *)msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING)
+			return timespec_ns(&((struct scm_timestamping *)CMSG_DATA(cm))->ts[0]);
+	return 0;
+}
+
+/*
+ * Transmit timestamps of our replies. The looped-back data is the frame as
+ * the driver saw it; the NTP header is its last 48 bytes.
+ */
+static void read_tx_stamps(int fd, const struct target_clock *tc, struct ntp_xleave *xl)
+{
+	uint8_t data[2048];
+	char control[512];
+
+	for (;;) {
+		struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = control, .msg_controllen = sizeof(control),
+		};
+		struct ntp_packet rep;
+		int64_t rt, base, err;
+		ssize_t n = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
+
+		if (n < 0)
+			return;
+		rt = kernel_stamp(&msg);
+		if (!rt || n < NTP_HEADER_LEN || (msg.msg_flags & MSG_TRUNC) ||
+		    ntp_decode(data + n - NTP_HEADER_LEN, NTP_HEADER_LEN, &rep) != NTP_OK)
+			continue;
+		ntp_xleave_stamped(xl, &rep, target_from_realtime(tc, rt, &base, &err));
+	}
+}
+
 static int serve(int fd, const struct target_clock *tc, const struct serve_opts *o,
 		 int verbose)
 {
 	struct ratelimit *rl = malloc(sizeof(*rl));
+	struct ntp_xleave *xl = calloc(1, sizeof(*xl));
 	struct ntp_server_clock c = { .stratum = o->stratum };
-	struct sockaddr_storage from;
 	uint8_t buf[NTP_MAX_LEN + 4], out[NTP_HEADER_LEN];
+	bool kernel = enable_timestamps(fd);
 	struct ntp_packet req, rep;
 	struct lclk_now rx, tx;
 
-	if (!rl)
-		return EXIT_FAIL;
+	if (!rl || !xl)
+		goto out;
+	if (!kernel)
+		fprintf(stderr, "lclkctl serve: no kernel timestamps (%s): basic mode, user-space times\n",
+			strerror(errno));
 	ratelimit_init(rl, o->rate, o->burst);
 	c.precision = clock_precision(tc);
 	for (;;) {
-		socklen_t fromlen = sizeof(from);
-		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fromlen);
+		struct sockaddr_storage from;
+		char control[512];
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr msg = {
+			.msg_name = &from, .msg_namelen = sizeof(from),
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = control, .msg_controllen = sizeof(control),
+		};
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int64_t rt, base, err;
+		bool interleaved;
+		ssize_t n;
 
-		if (n < 0) {
+		if (poll(&pfd, 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			perror("lclkctl serve: recvfrom");
-			free(rl);
-			return EXIT_FAIL;
+			perror("lclkctl serve: poll");
+			goto out;
 		}
+		if (pfd.revents & POLLERR)
+			read_tx_stamps(fd, tc, xl);
+		if (!(pfd.revents & POLLIN))
+			continue;
+		n = recvmsg(fd, &msg, MSG_DONTWAIT);
 		target_now(tc, &rx);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			perror("lclkctl serve: recvmsg");
+			goto out;
+		}
+		rt = kernel_stamp(&msg);
+		if (rt) {
+			int64_t t = target_from_realtime(tc, rt, &base, &err);
+
+			/* Never later than our own reading: that would be a bad conversion. */
+			if (t <= rx.time_ns) {
+				rx.time_ns = t;
+				rx.base_ns = base;
+			}
+		}
 		if (!ntp_server_request(buf, n, &req) ||
 		    !ratelimit_allow(rl, (struct sockaddr *)&from, rx.base_ns))
 			continue;
@@ -116,18 +207,25 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 		c.status = tx.status;
 		c.bound_ns = tx.bound_ns;
 		ntp_server_reply(&req, &c, &rep);
+		interleaved = ntp_xleave_reply(xl, &req, &rep);
 		ntp_encode(&rep, out);
-		if (sendto(fd, out, sizeof(out), 0, (struct sockaddr *)&from, fromlen) < 0 && verbose)
+		if (sendto(fd, out, sizeof(out), 0, (struct sockaddr *)&from, msg.msg_namelen) < 0 &&
+		    verbose)
 			perror("lclkctl serve: sendto");
 		if (verbose) {
 			char host[64] = "?";
 
-			getnameinfo((struct sockaddr *)&from, fromlen, host, sizeof(host), NULL, 0,
-				    NI_NUMERICHOST);
-			fprintf(stderr, "lclkctl serve: %s: leap %u stratum %u, %llu dropped by the rate limit\n",
-				host, rep.leap, rep.stratum, (unsigned long long)rl->dropped);
+			getnameinfo((struct sockaddr *)&from, msg.msg_namelen, host, sizeof(host),
+				    NULL, 0, NI_NUMERICHOST);
+			fprintf(stderr, "lclkctl serve: %s: leap %u stratum %u%s, %llu dropped by the rate limit\n",
+				host, rep.leap, rep.stratum, interleaved ? " interleaved" : "",
+				(unsigned long long)rl->dropped);
 		}
 	}
+out:
+	free(xl);
+	free(rl);
+	return EXIT_FAIL;
 }
 
 static int run(int argc, char **argv, struct cli_global *g)
@@ -217,6 +315,9 @@ const struct cli_cmd cmd_serve = {
 	"While lclk is unsynchronised (or without the module) every reply has\n"
 	"leap 3 and stratum 16, which clients ignore; otherwise the root\n"
 	"dispersion is lclk's error bound, so a client's root distance covers it.\n"
+	"Requests are stamped by the kernel as they arrive, and replies as they\n"
+	"leave: a client asking in interleaved mode (lclkctl; chronyd with\n"
+	"xleave) gets the real departure time of its previous reply.\n"
 	"Other modes and junk get no answer; each client address may send --rate\n"
 	"requests per second on average, --burst at once (more are dropped).\n"
 	"Runs in the foreground until killed.\n"

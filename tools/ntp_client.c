@@ -157,25 +157,6 @@ void ntp_client_close(struct ntp_client *c)
 	c->fd = -1;
 }
 
-/*
- * A kernel CLOCK_REALTIME timestamp on the target clock. Returns the
- * CLOCK_MONOTONIC it corresponds to in *base and the conversion error.
- */
-static int64_t realtime_to_target(const struct target_clock *tc, int64_t rt,
-				  int64_t *base, int64_t *err)
-{
-	int64_t diff, width;
-
-	clock_offset_from_mono(CLOCK_REALTIME, 3, &diff, &width);
-	*base = rt - diff;
-	if (!tc->logical) {
-		*err = 0;
-		return rt;
-	}
-	*err = width / 2 + 1;
-	return target_from_base(tc, *base);
-}
-
 static void reject(struct ntp_client *c, struct ntp_exchange *x,
 		   const char *from, enum ntp_verdict v)
 {
@@ -414,7 +395,7 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 	x->t4 = now.time_ns;
 	x->base4 = now.base_ns;
 	if (rx_rt) {
-		int64_t base, e, t = realtime_to_target(tc, rx_rt, &base, &e);
+		int64_t base, e, t = target_from_realtime(tc, rx_rt, &base, &e);
 
 		/* Never later than our own reading: that would be a bad conversion. */
 		if (t <= x->t4) {
@@ -428,7 +409,7 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 	while (c->kernel_tx && read_errqueue(c, id, &tx_rt))
 		;
 	if (tx_rt) {
-		int64_t base, e, t = realtime_to_target(tc, tx_rt, &base, &e);
+		int64_t base, e, t = target_from_realtime(tc, tx_rt, &base, &e);
 
 		if (t >= x->t1 && t <= x->t4) {
 			x->send_path_ns = t - x->t1;

@@ -40,8 +40,8 @@ void ntp_server_reply(const struct ntp_packet *req, const struct ntp_server_cloc
 	rep->precision = c->precision;
 	rep->refid = LCLK_REFID;
 	rep->origin_ts = req->transmit_ts;
-	rep->receive_ts = ntp_unix_ns_to_ts(c->receive_ns);
-	rep->transmit_ts = ntp_unix_ns_to_ts(c->transmit_ns);
+	rep->receive_ts = ntp_unix_ns_to_ts(c->receive_ns) | 1;
+	rep->transmit_ts = ntp_unix_ns_to_ts(c->transmit_ns) & ~1ULL;
 	if (!synced) {
 		rep->leap = NTP_LEAP_UNSYNC;
 		rep->stratum = NTP_STRATUM_UNSYNC;
@@ -53,6 +53,39 @@ void ntp_server_reply(const struct ntp_packet *req, const struct ntp_server_cloc
 	rep->root_delay = 0;
 	rep->root_dispersion = ns_to_short(c->bound_ns);
 	rep->reference_ts = c->reference_ns ? ntp_unix_ns_to_ts(c->reference_ns) : 0;
+}
+
+static unsigned int xleave_slot(uint64_t rx)
+{
+	/* Fibonacci hashing: the low bits of rx are the fuzz of the clock. */
+	return (unsigned int)((rx * 0x9e3779b97f4a7c15ULL) >> (64 - NTP_XLEAVE_BITS));
+}
+
+void ntp_xleave_stamped(struct ntp_xleave *t, const struct ntp_packet *reply, int64_t tx_ns)
+{
+	uint64_t tx = ntp_unix_ns_to_ts(tx_ns);
+	unsigned int i = xleave_slot(reply->receive_ts);
+
+	/* Only our synchronised replies, and only a time after the request came. */
+	if (reply->mode != NTP_MODE_SERVER || reply->leap == NTP_LEAP_UNSYNC ||
+	    !(reply->receive_ts & 1) || !tx || (int64_t)(tx - reply->receive_ts) < 0)
+		return;
+	t->slot[i].rx = reply->receive_ts;
+	t->slot[i].tx = tx;
+}
+
+bool ntp_xleave_reply(struct ntp_xleave *t, const struct ntp_packet *req, struct ntp_packet *rep)
+{
+	unsigned int i = xleave_slot(req->origin_ts);
+
+	if (req->version != 4 || !(req->origin_ts & 1) || !req->receive_ts ||
+	    req->receive_ts == req->transmit_ts || rep->leap == NTP_LEAP_UNSYNC ||
+	    t->slot[i].rx != req->origin_ts || !t->slot[i].tx)
+		return false;
+	rep->origin_ts = req->receive_ts;
+	rep->transmit_ts = t->slot[i].tx;
+	t->slot[i].tx = 0;
+	return true;
 }
 
 void ratelimit_init(struct ratelimit *rl, double rate, double burst)

@@ -36,9 +36,44 @@ bool ntp_server_request(const uint8_t *buf, size_t len, struct ntp_packet *req);
  * The reply to req. Unsynchronised: leap 3, stratum 16, no reference time,
  * so no client uses it. Otherwise root delay 0 and root dispersion = the
  * bound, so a client's root distance is never smaller than lclk's bound.
+ * The receive timestamp has its lowest bit set and the transmit timestamp
+ * cleared, as chronyd marks them: a client can tell a request naming one of
+ * our receive timestamps (interleaved) from one that does not.
  */
 void ntp_server_reply(const struct ntp_packet *req, const struct ntp_server_clock *c,
 		      struct ntp_packet *rep);
+
+/*
+ * Interleaved mode, the server side of chrony's client/server extension
+ * (see ntp_packet.h, struct ntp_request): the kernel's timestamp of when
+ * each reply really left, kept by the receive timestamp the reply carried,
+ * until the client's next request asks for it. A hashed table; a collision
+ * or a full table only means a basic reply.
+ */
+#define NTP_XLEAVE_BITS		12
+#define NTP_XLEAVE_SLOTS	(1 << NTP_XLEAVE_BITS)
+
+struct ntp_xleave {
+	struct {
+		uint64_t rx;		/* receive timestamp of the reply */
+		uint64_t tx;		/* when it left, NTP format; 0: taken */
+	} slot[NTP_XLEAVE_SLOTS];
+};
+
+/*
+ * The kernel says our reply (looped back from the error queue, decoded)
+ * left at tx_ns (target time, Unix ns).
+ */
+void ntp_xleave_stamped(struct ntp_xleave *t, const struct ntp_packet *reply, int64_t tx_ns);
+
+/*
+ * When req names the receive timestamp of a reply whose transmit time is
+ * known, turn rep (ntp_server_reply()'s) into an interleaved reply: origin
+ * = req's receive cookie, transmit = that time, handed out once. Requests
+ * qualify as chronyd's do: version 4, origin with the lowest bit set,
+ * receive and transmit cookies different. Returns whether it did.
+ */
+bool ntp_xleave_reply(struct ntp_xleave *t, const struct ntp_packet *req, struct ntp_packet *rep);
 
 #define RATELIMIT_SLOTS 1024
 

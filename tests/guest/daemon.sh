@@ -110,6 +110,14 @@ pids+=("$!")
 $lclkctl -d /dev/lclk1 serve -a 127.0.0.1 -p 11131 >"$dir/serve-unsynced.log" 2>&1 &
 pids+=("$!")
 sleep 0.5
+# Both ends read /dev/lclk0: the true offset is 0.
+$lclkctl query --json -vv ntp://127.0.0.1:11130 >"$dir/serve-query.json" 2>"$dir/serve-query.err"
+check "serve: lclkctl query gets interleaved replies (the kernel's transmit times)" \
+	test "$(grep -c ' interleaved$' "$dir/serve-query.err")" -ge 6
+check "serve: ... |offset| <= bound against itself" python3 -c \
+	'import json, sys; d = json.load(open(sys.argv[1]))["combined"]; sys.exit(abs(d["offset_ns"]) > d["bound_ns"])' \
+	"$dir/serve-query.json"
+echo "# lclkctl query of serve: $(cat "$dir/serve-query.json")"
 out=$(timeout 15 chronyd -x -Q -t 8 -f /dev/null 'server 127.0.0.1 port 11130 iburst maxsamples 4' 2>&1)
 check "serve: chronyd accepts the synced logical clock" \
 	test -n "$(echo "$out" | grep -E 'System clock wrong by')"

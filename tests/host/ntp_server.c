@@ -2,6 +2,7 @@
 /* lclkctl serve's protocol logic: which requests are answered, the reply, rate limits. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
@@ -62,8 +63,9 @@ TEST(synced_reply_carries_the_bound)
 	/* 1.5 ms in 16.16 rounded up: never below the bound. */
 	EXPECT_GE(ntp_short_to_ns(rep.root_dispersion), 1500000);
 	EXPECT_LT(ntp_short_to_ns(rep.root_dispersion), 1500000 + 16000);
-	EXPECT_EQ(ntp_unix_ns_to_ts(c.receive_ns), rep.receive_ts);
-	EXPECT_EQ(ntp_unix_ns_to_ts(c.transmit_ns), rep.transmit_ts);
+	/* Marked as chronyd marks them: receive odd, transmit even. */
+	EXPECT_EQ(ntp_unix_ns_to_ts(c.receive_ns) | 1, rep.receive_ts);
+	EXPECT_EQ(ntp_unix_ns_to_ts(c.transmit_ns) & ~1ULL, rep.transmit_ts);
 	EXPECT_EQ(ntp_unix_ns_to_ts(c.reference_ns), rep.reference_ts);
 	/* Holdover still answers, with the grown bound. */
 	c.status = LCLK_STATUS_HOLDOVER;
@@ -93,6 +95,88 @@ TEST(unsynced_reply_says_so)
 	EXPECT_EQ(7, rep.origin_ts);
 	/* A client validating it rejects it. */
 	EXPECT_NE(NTP_OK, ntp_validate_reply(&rep, &(struct ntp_request){ .xmt = 7 }, &ilv));
+}
+
+static const struct ntp_server_clock synced = {
+	.status = LCLK_STATUS_SYNCED, .bound_ns = 1000, .stratum = 2, .precision = -24,
+	.receive_ns = 1700000001000000000LL, .transmit_ns = 1700000001000020000LL,
+};
+
+/* A client request naming the exchange whose receive timestamp is org. */
+static struct ntp_packet xleave_request(uint64_t org)
+{
+	struct ntp_packet p = { .version = 4, .mode = NTP_MODE_CLIENT, .origin_ts = org,
+				.receive_ts = 0xaaaa5555aaaa5555ULL, .transmit_ts = 42 };
+
+	return p;
+}
+
+TEST(interleaved_reply_carries_the_kernel_transmit_time)
+{
+	struct ntp_xleave *xl = calloc(1, sizeof(*xl));
+	struct ntp_packet req = { .version = 4, .mode = NTP_MODE_CLIENT, .transmit_ts = 7 };
+	struct ntp_packet first, rep, q;
+	int64_t left = synced.receive_ns + 35000;
+
+	ASSERT_NE(NULL, xl);
+	ntp_server_reply(&req, &synced, &first);
+	EXPECT_FALSE(ntp_xleave_reply(xl, &req, &first));	/* a basic request */
+	ntp_xleave_stamped(xl, &first, left);
+
+	q = xleave_request(first.receive_ts);
+	ntp_server_reply(&q, &synced, &rep);
+	ASSERT_TRUE(ntp_xleave_reply(xl, &q, &rep));
+	EXPECT_EQ(q.receive_ts, rep.origin_ts);
+	EXPECT_EQ(ntp_unix_ns_to_ts(left), rep.transmit_ts);
+	/* Handed out once: a replayed request gets a basic reply. */
+	ntp_server_reply(&q, &synced, &rep);
+	EXPECT_FALSE(ntp_xleave_reply(xl, &q, &rep));
+	EXPECT_EQ(42, rep.origin_ts);
+
+	/* Requests chronyd would not answer interleaved either. */
+	ntp_xleave_stamped(xl, &first, left);
+	q.version = 3;
+	EXPECT_FALSE(ntp_xleave_reply(xl, &q, &rep));
+	q = xleave_request(first.receive_ts & ~1ULL);
+	EXPECT_FALSE(ntp_xleave_reply(xl, &q, &rep));
+	q = xleave_request(first.receive_ts);
+	q.receive_ts = q.transmit_ts;
+	EXPECT_FALSE(ntp_xleave_reply(xl, &q, &rep));
+	q = xleave_request(first.receive_ts + 2);
+	EXPECT_FALSE(ntp_xleave_reply(xl, &q, &rep));
+	q = xleave_request(first.receive_ts);
+	EXPECT_TRUE(ntp_xleave_reply(xl, &q, &rep));
+	free(xl);
+}
+
+TEST(only_plausible_departures_are_kept)
+{
+	struct ntp_xleave *xl = calloc(1, sizeof(*xl));
+	struct ntp_packet req = { .version = 4, .mode = NTP_MODE_CLIENT, .transmit_ts = 7 };
+	struct ntp_server_clock c = synced;
+	struct ntp_packet first, rep, q;
+
+	ASSERT_NE(NULL, xl);
+	ntp_server_reply(&req, &c, &first);
+	q = xleave_request(first.receive_ts);
+	/* Left before the request came: a bad conversion, not a time. */
+	ntp_xleave_stamped(xl, &first, c.receive_ns - 1000);
+	ntp_server_reply(&q, &c, &rep);
+	EXPECT_FALSE(ntp_xleave_reply(xl, &q, &rep));
+	/* An unsynchronised reply: nobody uses it, nothing to remember. */
+	c.status = LCLK_STATUS_UNSYNCED;
+	ntp_server_reply(&req, &c, &first);
+	ntp_xleave_stamped(xl, &first, c.receive_ns + 1000);
+	ntp_server_reply(&q, &c, &rep);
+	EXPECT_FALSE(ntp_xleave_reply(xl, &q, &rep));
+	/* Nor answers interleaved while unsynchronised. */
+	c.status = LCLK_STATUS_SYNCED;
+	ntp_server_reply(&req, &c, &first);
+	ntp_xleave_stamped(xl, &first, c.receive_ns + 1000);
+	c.status = LCLK_STATUS_UNSYNCED;
+	ntp_server_reply(&q, &c, &rep);
+	EXPECT_FALSE(ntp_xleave_reply(xl, &q, &rep));
+	free(xl);
 }
 
 TEST(rate_limit_per_client)
