@@ -6,22 +6,33 @@
 #
 #   ntp_setup          namespaces, veth, IPv4 10.$NTP_NET.0.{1,2}/24,
 #                      IPv6 fd00:$NTP_NET::{1,2}/64; $NTP_DIR is a temp dir
-#   ntp_start_chronyd  chronyd in the server namespace, on both addresses
+#   ntp_setup_router   a third namespace routing between the other two over
+#                      two more veth pairs: the server is also
+#                      $NTP_V4_ROUTED, reached through it, so a delay can be
+#                      put in the middle of the path (on the router's devices
+#                      $NTP_RTR_TO_SRV and $NTP_RTR_TO_CLI), where neither
+#                      end's kernel timestamps see it
+#   ntp_start_chronyd  chronyd in the server namespace, on all its addresses
 #   ntp_wait_server    wait (bounded) until it answers
 #   ntp_cleanup        kill what we started, delete namespaces and files
-#   in_srv/in_cli CMD  run CMD in a namespace
+#   in_srv/in_cli/in_rtr CMD  run CMD in a namespace
 
 NTP_SRV=ntpsrv-$NTP_TAG
 NTP_CLI=ntpcli-$NTP_TAG
+NTP_RTR=ntprtr-$NTP_TAG
 NTP_NET=${NTP_NET:-$((100 + $$ % 100))}
 NTP_V4=10.$NTP_NET.0.1
 NTP_V4_CLI=10.$NTP_NET.0.2
 NTP_V6=fd00:$NTP_NET::1
+NTP_V4_ROUTED=10.$NTP_NET.2.1
+NTP_RTR_TO_SRV=b$NTP_TAG
+NTP_RTR_TO_CLI=c$NTP_TAG
 NTP_DIR=
 NTP_PIDS=()
 
 in_srv() { ip netns exec "$NTP_SRV" "$@"; }
 in_cli() { ip netns exec "$NTP_CLI" "$@"; }
+in_rtr() { ip netns exec "$NTP_RTR" "$@"; }
 
 ntp_setup() {
 	NTP_DIR=$(mktemp -d /tmp/ntp-test.XXXXXX)
@@ -45,12 +56,32 @@ ntp_setup() {
 			"$NTP_V4 dual.test" > "/etc/netns/$NTP_CLI/hosts" || true
 }
 
+ntp_setup_router() {
+	local n=10.$NTP_NET
+	ip netns add "$NTP_RTR" &&
+	ip link add "a$NTP_TAG" type veth peer name "$NTP_RTR_TO_SRV" &&
+	ip link add "$NTP_RTR_TO_CLI" type veth peer name "d$NTP_TAG" &&
+	ip link set "a$NTP_TAG" netns "$NTP_SRV" &&
+	ip link set "$NTP_RTR_TO_SRV" netns "$NTP_RTR" &&
+	ip link set "$NTP_RTR_TO_CLI" netns "$NTP_RTR" &&
+	ip link set "d$NTP_TAG" netns "$NTP_CLI" &&
+	in_srv ip addr add "$NTP_V4_ROUTED/24" dev "a$NTP_TAG" &&
+	in_rtr ip addr add "$n.2.254/24" dev "$NTP_RTR_TO_SRV" &&
+	in_rtr ip addr add "$n.3.254/24" dev "$NTP_RTR_TO_CLI" &&
+	in_cli ip addr add "$n.3.2/24" dev "d$NTP_TAG" &&
+	in_srv ip link set "a$NTP_TAG" up &&
+	in_rtr ip link set "$NTP_RTR_TO_SRV" up &&
+	in_rtr ip link set "$NTP_RTR_TO_CLI" up &&
+	in_cli ip link set "d$NTP_TAG" up &&
+	in_rtr sysctl -qw net.ipv4.ip_forward=1 &&
+	in_srv ip route add "$n.3.0/24" via "$n.2.254" &&
+	in_cli ip route add "$n.2.0/24" via "$n.3.254"
+}
+
 ntp_start_chronyd() {
 	cat > "$NTP_DIR/chrony.conf" <<EOC
 local stratum 1
 allow
-bindaddress $NTP_V4
-bindaddress $NTP_V6
 cmdport 0
 bindcmdaddress /
 pidfile $NTP_DIR/chronyd.pid
@@ -99,6 +130,7 @@ ntp_cleanup() {
 	fi
 	ip netns del "$NTP_SRV" 2>/dev/null
 	ip netns del "$NTP_CLI" 2>/dev/null
+	ip netns del "$NTP_RTR" 2>/dev/null
 	rm -rf "/etc/netns/$NTP_CLI" 2>/dev/null
 	[ -n "$NTP_DIR" ] && rm -rf "$NTP_DIR"
 	return 0
