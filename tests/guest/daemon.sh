@@ -145,6 +145,35 @@ else
 	ok "serve: sntp unsynced # SKIP sntp or network namespaces unavailable"
 fi
 
+# ---- peer: the second instance follows the first through serve ----------
+$lclkctl serve -a 127.0.0.1 -p 11132 --rate 50 --burst 20 >"$dir/serve-peer.log" 2>&1 &
+pids+=("$!")
+cat >"$dir/peer.conf" <<-EOC
+	device /dev/lclk1
+	peer 127.0.0.1:11132
+	poll 500ms 2s
+	fastpolls 2
+	samples 4 50ms 300ms
+	maxdrift 100ppm
+	control $dir/ctl-peer.sock
+	log info
+	EOC
+$lclkctl daemon -c "$dir/peer.conf" >"$dir/daemon-peer.log" 2>&1 &
+peer_pid=$!
+pids+=("$peer_pid")
+peer_synced() {
+	LCLK_CONTROL=$dir/ctl-peer.sock $lclkctl -d /dev/lclk1 --json status 2>/dev/null |
+		python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["status"] != "synced")'
+}
+check "peer: /dev/lclk1 synchronises to /dev/lclk0's serve" wait_for 30 peer_synced
+r=$(build/tests/bench/ntp_bound_check -d /dev/lclk1 -n 2000 -i 100 2>&1)
+rc=$?
+check "peer: its bound covers CLOCK_REALTIME, the reference of both ($r)" test "$rc" -eq 0
+LCLK_CONTROL=$dir/ctl-peer.sock $lclkctl -d /dev/lclk1 status | sed 's/^/# /'
+kill -TERM "$peer_pid"
+wait "$peer_pid"
+grep -E 'notice|warn|err' "$dir/daemon-peer.log" | sed 's/^/# peer daemon: /'
+
 # ---- failover, holdover, recovery -------------------------------------
 stop_chronyd 11123
 check "failover: the other server is selected" wait_for 20 selected_is ntp://127.0.0.1:11124
