@@ -7,9 +7,18 @@
 # |offset| is the error. chronyd -Q prints microseconds, so medians below
 # 0.5 us count as 0.5 us on both sides.
 #
+# lclkctl asks chronyd in interleaved mode (ntp_client.c); chronyd -Q as
+# configured by default does not. Its "xleave" option does, so the same
+# trials also run chronyd -Q with xleave: the like-for-like figure.
+#
 #   BENCH ntp.error_vs_chrony         median |error| ratio, plain veth (host)
+#   BENCH ntp.error_vs_chrony_xleave  the same against chronyd -Q with xleave
 #   BENCH ntp.error_vs_chrony_jitter  the same with netem jitter on both
-#                                     directions (in the VM: the host has no netem)
+#                                     directions, in a router between the two
+#                                     (in the VM: the host has no netem); in
+#                                     either end's qdisc, kernel timestamps
+#                                     would see through it
+#   BENCH ntp.error_vs_chrony_jitter_xleave
 #   BENCH ntp.time_to_sync_s          start of "lclkctl sync" to a synced
 #                                     module, clock 5 s off (in the VM; TCG
 #                                     makes it slower than real hardware)
@@ -24,35 +33,48 @@ trap ntp_cleanup EXIT
 
 median_abs() { python3 -c 'import sys,statistics; v=[abs(float(x)) for x in sys.stdin.read().split()]; print(statistics.median(v) if v else "nan")'; }
 
-# trials NAME: TRIALS alternating measurements; prints the medians and the ratio.
+# chrony_q [OPTION]: one chronyd -Q measurement of $SERVER, in ns.
+chrony_q() {
+	local c
+	c=$(in_cli timeout 30 chronyd -Q -t 10 -f /dev/null \
+		"server $SERVER iburst maxsamples 4 $*" 2>&1 |
+		sed -n 's/.*System clock wrong by \([-0-9.]*\) seconds.*/\1/p')
+	[ -n "$c" ] && python3 -c "print($c * 1e9)"
+}
+
+# ratio NAME OURS THEIRS: the BENCH line of two medians.
+ratio() { python3 -c "print('BENCH $1 %.3f' % (max($2, 500) / max($3, 500)))"; }
+
+# SERVER=ADDR trials NAME: TRIALS alternating measurements of ADDR; prints the medians and ratios.
 trials() {
-	local name=$1 ours=$NTP_DIR/ours theirs=$NTP_DIR/theirs i o c
+	local name=$1 ours=$NTP_DIR/ours theirs=$NTP_DIR/theirs xl=$NTP_DIR/xleave i o c x
 	: > "$ours"
 	: > "$theirs"
+	: > "$xl"
 	for i in $(seq "$TRIALS"); do
-		o=$(in_cli "$LCLKCTL" query --json "ntp://$NTP_V4" 2>/dev/null |
-			jget 'd["combined"]["offset_ns"]' 2>/dev/null)
-		c=$(in_cli timeout 30 chronyd -Q -t 10 -f /dev/null \
-			"server $NTP_V4 iburst maxsamples 4" 2>&1 |
-			sed -n 's/.*System clock wrong by \([-0-9.]*\) seconds.*/\1/p')
-		[ -n "$o" ] && echo "$o" >> "$ours"
-		[ -n "$c" ] && python3 -c "print($c * 1e9)" >> "$theirs"
+		in_cli "$LCLKCTL" query --json "ntp://$SERVER" 2>/dev/null |
+			jget 'd["combined"]["offset_ns"]' >> "$ours" 2>/dev/null
+		chrony_q >> "$theirs"
+		chrony_q xleave >> "$xl"
 	done
 	o=$(median_abs < "$ours")
 	c=$(median_abs < "$theirs")
+	x=$(median_abs < "$xl")
 	echo "BENCH $name.lclkctl_median_ns $o"
 	echo "BENCH $name.chrony_median_ns $c"
-	python3 -c "print('BENCH $name %.3f' % (max($o, 500) / max($c, 500)))"
+	echo "BENCH $name.chrony_xleave_median_ns $x"
+	ratio "$name" "$o" "$c"
+	ratio "${name}_xleave" "$o" "$x"
 }
 
 if [ "${1:-}" = --guest ]; then
 	ntp_setup && ntp_start_chronyd && ntp_wait_server || exit 1
 	# 300 us +- 300 us each way (uniform-ish), so single samples are asymmetric.
-	in_srv tc qdisc add dev "v$NTP_TAG" root netem delay 300us 300us
-	in_cli tc qdisc add dev "w$NTP_TAG" root netem delay 300us 300us
-	trials ntp.error_vs_chrony_jitter | sed 's/ntp.error_vs_chrony_jitter\./ntp.jitter./'
-	in_srv tc qdisc del dev "v$NTP_TAG" root
-	in_cli tc qdisc del dev "w$NTP_TAG" root
+	ntp_setup_router || exit 1
+	in_rtr tc qdisc add dev "$NTP_RTR_TO_SRV" root netem delay 300us 300us
+	in_rtr tc qdisc add dev "$NTP_RTR_TO_CLI" root netem delay 300us 300us
+	SERVER=$NTP_V4_ROUTED trials ntp.error_vs_chrony_jitter |
+		sed 's/ntp.error_vs_chrony_jitter\./ntp.jitter./'
 	[ -c /dev/lclk0 ] || insmod kmod/lclk.ko || exit 1
 	times=$NTP_DIR/times
 	for i in 1 2 3; do
@@ -71,7 +93,7 @@ if [ "${1:-}" = --guest ]; then
 fi
 
 ntp_setup && ntp_start_chronyd && ntp_wait_server || { echo "ntp bench: no server" >&2; exit 1; }
-trials ntp.error_vs_chrony | sed 's/ntp.error_vs_chrony\./ntp.plain./'
+SERVER=$NTP_V4 trials ntp.error_vs_chrony | sed 's/ntp.error_vs_chrony\./ntp.plain./'
 ntp_cleanup
 trap - EXIT
 if [ -x tests/vm/vm-run ] && [ -f kmod/lclk.ko ]; then
