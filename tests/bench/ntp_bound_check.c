@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Ground truth for NTP tests whose server serves this machine's own
+ * Ground truth for tests whose reference serves this machine's own
  * CLOCK_REALTIME: reads the logical clock N times between two
  * CLOCK_REALTIME reads and counts the readings whose bound does not cover
  * the system clock, i.e. logical - bound > rt_after or logical + bound <
- * rt_before.
+ * rt_before. With -r, another logical clock (the one a PHC source reads)
+ * is the reference instead, read the same way.
  *
- *   ntp_bound_check [-d /dev/lclkN] [-n READS] [-i INTERVAL_US]
+ *   ntp_bound_check [-d /dev/lclkN] [-r /dev/lclkM] [-n READS] [-i INTERVAL_US]
  *
  * Prints "reads N violations N median_err_ns X max_err_ns X bound_ns X"
- * (err = logical - realtime, middle of the window) and exits 1 on any
+ * (err = logical - reference, middle of the window) and exits 1 on any
  * violation, 2 if the clock is not synchronised.
  */
 #include <getopt.h>
@@ -20,10 +21,16 @@
 
 #include "lclk.h"
 
-static int64_t rt_ns(void)
+/* The reference now: ref's logical time, or CLOCK_REALTIME without one. */
+static int64_t ref_ns(struct lclk_clock *ref)
 {
+	struct lclk_now now;
 	struct timespec ts;
 
+	if (ref->fd >= 0) {
+		lclk_now(ref, &now);
+		return now.time_ns;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
@@ -37,16 +44,19 @@ static int cmp64(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	const char *dev = "/dev/lclk0";
+	const char *dev = "/dev/lclk0", *ref_dev = NULL;
 	long n = 5000, interval_us = 200, i, bad = 0;
-	struct lclk_clock c = { .fd = -1 };
+	struct lclk_clock c = { .fd = -1 }, ref = { .fd = -1 };
 	int64_t *err, maxerr = 0, maxbound = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:n:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:r:n:i:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
+			break;
+		case 'r':
+			ref_dev = optarg;
 			break;
 		case 'n':
 			n = atol(optarg);
@@ -55,7 +65,8 @@ int main(int argc, char **argv)
 			interval_us = atol(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEV] [-n READS] [-i INTERVAL_US]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-d DEV] [-r REF_DEV] [-n READS] [-i INTERVAL_US]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -63,22 +74,26 @@ int main(int argc, char **argv)
 		perror(dev);
 		return 2;
 	}
+	if (ref_dev && lclk_open(&ref, ref_dev)) {
+		perror(ref_dev);
+		return 2;
+	}
 	err = calloc(n, sizeof(*err));
 	if (!err)
 		return 2;
 	for (i = 0; i < n; i++) {
 		struct lclk_now now;
-		int64_t before = rt_ns(), after;
+		int64_t before = ref_ns(&ref), after;
 
 		lclk_now(&c, &now);
-		after = rt_ns();
+		after = ref_ns(&ref);
 		if (now.status == LCLK_STATUS_UNSYNCED) {
 			fprintf(stderr, "clock is not synchronised\n");
 			return 2;
 		}
 		if (now.time_ns - now.bound_ns > after || now.time_ns + now.bound_ns < before) {
 			if (bad++ < 5)
-				fprintf(stderr, "violation: logical - realtime %lld, bound %lld\n",
+				fprintf(stderr, "violation: logical - reference %lld, bound %lld\n",
 					(long long)(now.time_ns - (before + after) / 2),
 					(long long)now.bound_ns);
 		}
@@ -94,5 +109,7 @@ int main(int argc, char **argv)
 	printf("reads %ld violations %ld median_err_ns %lld max_err_ns %lld bound_ns %lld\n",
 	       n, bad, (long long)err[n / 2], (long long)maxerr, (long long)maxbound);
 	lclk_close(&c);
+	if (ref_dev)
+		lclk_close(&ref);
 	return bad ? 1 : 0;
 }

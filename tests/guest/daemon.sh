@@ -145,34 +145,47 @@ else
 	ok "serve: sntp unsynced # SKIP sntp or network namespaces unavailable"
 fi
 
-# ---- peer: the second instance follows the first through serve ----------
-$lclkctl serve -a 127.0.0.1 -p 11132 --rate 50 --burst 20 >"$dir/serve-peer.log" 2>&1 &
-pids+=("$!")
-cat >"$dir/peer.conf" <<-EOC
+# ---- the second instance follows the first: as a peer, through its PHC ----
+# follow WHAT REF SOURCE_LINE: /dev/lclk1's daemon with that one source,
+# starting 1 ms off and unsynchronised; it synchronises, and its bound
+# covers REF (realtime: CLOCK_REALTIME, the reference of both; or the
+# logical clock a PHC source reads, which has no bound to pass on).
+follow() {
+	local what=$1 ref=$2 line=$3 pid r rc
+	$lclkctl -d /dev/lclk1 set --realtime --unsync --allow-backward >/dev/null &&
+		$lclkctl -d /dev/lclk1 step --allow-backward -- -1ms >/dev/null
+	cat >"$dir/follow.conf" <<-EOC
 	device /dev/lclk1
-	peer 127.0.0.1:11132
+	$line
 	poll 500ms 2s
 	fastpolls 2
 	samples 4 50ms 300ms
 	maxdrift 100ppm
-	control $dir/ctl-peer.sock
+	control $dir/ctl-follow.sock
 	log info
 	EOC
-$lclkctl daemon -c "$dir/peer.conf" >"$dir/daemon-peer.log" 2>&1 &
-peer_pid=$!
-pids+=("$peer_pid")
-peer_synced() {
-	LCLK_CONTROL=$dir/ctl-peer.sock $lclkctl -d /dev/lclk1 --json status 2>/dev/null |
+	$lclkctl daemon -c "$dir/follow.conf" >"$dir/daemon-$what.log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	check "$what: /dev/lclk1 synchronises ($line)" wait_for 30 follower_synced
+	r=$(build/tests/bench/ntp_bound_check -d /dev/lclk1 ${ref:+-r "$ref"} -n 2000 -i 100 2>&1)
+	rc=$?
+	check "$what: its bound covers ${ref:-CLOCK_REALTIME} ($r)" test "$rc" -eq 0
+	LCLK_CONTROL=$dir/ctl-follow.sock $lclkctl -d /dev/lclk1 status | grep -E '^  [*+x?] ' |
+		sed 's/^/# /'
+	kill -TERM "$pid"
+	wait "$pid"
+	grep -E 'notice|warn|err' "$dir/daemon-$what.log" | sed "s/^/# $what daemon: /"
+}
+follower_synced() {
+	LCLK_CONTROL=$dir/ctl-follow.sock $lclkctl -d /dev/lclk1 --json status 2>/dev/null |
 		python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["status"] != "synced")'
 }
-check "peer: /dev/lclk1 synchronises to /dev/lclk0's serve" wait_for 30 peer_synced
-r=$(build/tests/bench/ntp_bound_check -d /dev/lclk1 -n 2000 -i 100 2>&1)
-rc=$?
-check "peer: its bound covers CLOCK_REALTIME, the reference of both ($r)" test "$rc" -eq 0
-LCLK_CONTROL=$dir/ctl-peer.sock $lclkctl -d /dev/lclk1 status | sed 's/^/# /'
-kill -TERM "$peer_pid"
-wait "$peer_pid"
-grep -E 'notice|warn|err' "$dir/daemon-peer.log" | sed 's/^/# peer daemon: /'
+$lclkctl serve -a 127.0.0.1 -p 11132 --rate 50 --burst 20 >"$dir/serve-peer.log" 2>&1 &
+pids+=("$!")
+follow peer "" "peer 127.0.0.1:11132"
+phc0=/dev/ptp$($lclkctl --json status | python3 -c 'import json, sys; print(json.load(sys.stdin)["device"]["phc_index"])')
+follow phc /dev/lclk0 "source phc:$phc0?clock=utc"
 
 # ---- failover, holdover, recovery -------------------------------------
 stop_chronyd 11123
