@@ -34,6 +34,8 @@ BENCHES		:= $(patsubst %.c,$(BUILD)/%,$(filter-out %.bpf.c,$(wildcard tests/benc
 # A benchmark's own BPF programs: tests/bench/X.bpf.c → build/tests/bench/X.skel.h.
 BENCH_SKELS	:= $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
 FUZZERS		:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/fuzz/*.c))
+# LD_PRELOAD shims that inject failures: tests/shim/X.c → build/tests/shim/X.so.
+SHIMS		:= $(patsubst %.c,$(BUILD)/%.so,$(wildcard tests/shim/*.c))
 
 KSFT_H		:= $(BUILD)/kselftest/kselftest_harness.h
 CHECKPATCH	:= $(BUILD)/kernel-src/scripts/checkpatch.pl
@@ -95,7 +97,7 @@ $(LCLKCTL): $(BUILD)/tools/lclkctl.o $(TOOL_LIB)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 # ---- tests ----------------------------------------------------------------
-tests: $(HOST_TESTS) $(GUEST_TESTS) $(BENCHES)
+tests: $(HOST_TESTS) $(GUEST_TESTS) $(BENCHES) $(SHIMS)
 
 $(KSFT_H): $(LINUX_SRC_TAR)
 	$(Q)test -n "$(LINUX_SRC_TAR)" || { echo "linux-source is not installed (make deps)" >&2; exit 1; }
@@ -115,6 +117,10 @@ $(BUILD)/tests/host/%: tests/host/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/hos
 $(BUILD)/tests/guest/%: tests/guest/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/guest/*.h include/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter -Itests/guest $< $(TOOL_LIB) -o $@ $(LDLIBS)
+
+$(BUILD)/tests/shim/%.so: tests/shim/%.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -shared -fPIC $< -o $@ -ldl
 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(TOOL_LIB) $(wildcard include/*.h) $(BENCH_SKELS)
 	$(Q)mkdir -p $(@D)

@@ -166,12 +166,16 @@ static bool measure_pair(int ref, int cpu, long rounds, struct skew *out)
 /*
  * Set every measured CPU's offset to -skew (CPU ref to 0), all or none:
  * everything is checked against the current offsets before the first
- * change. Returns an exit code.
+ * change, and should a write still fail (another writer got in between),
+ * the CPUs already set get their old offsets back. That undoes our own
+ * change, so it may move a CPU's time back (by at most what we moved it)
+ * even without --allow-backward: a half-applied table would leave the CPUs
+ * disagreeing more than either state. Returns an exit code.
  */
 static int apply(const char *dev, const struct skew *sk, int n, int ref, bool backward)
 {
 	const struct cli_cmd *cmd = &cmd_cpu_skew;
-	struct lclk_cpu_offset co[CPU_SETSIZE + 1];
+	struct lclk_cpu_offset co[CPU_SETSIZE + 1], old[CPU_SETSIZE + 1];
 	struct lclk_info info;
 	int fd, err, i, m = 0;
 
@@ -204,6 +208,8 @@ static int apply(const char *dev, const struct skew *sk, int n, int ref, bool ba
 		err = device_ioctl(fd, LCLK_IOC_GET_CPU_OFFSET, &cur);
 		if (err)
 			goto fail;
+		old[i] = (struct lclk_cpu_offset){ .cpu = cur.cpu, .offset_ns = cur.offset_ns,
+						   .flags = LCLK_ALLOW_BACKWARD };
 		if (co[i].offset_ns < cur.offset_ns && !backward) {
 			fprintf(stderr, "lclkctl %s: CPU %u: lowering its offset (%lld to %lld ns) moves its time back: add --allow-backward; nothing applied\n",
 				cmd->name, co[i].cpu, (long long)cur.offset_ns,
@@ -216,8 +222,16 @@ static int apply(const char *dev, const struct skew *sk, int n, int ref, bool ba
 	for (i = 0; i < m; i++) {
 		err = device_ioctl(fd, LCLK_IOC_SET_CPU_OFFSET, &co[i]);
 		if (err) {
-			fprintf(stderr, "lclkctl %s: CPU %u: set failed after %d of %d CPUs were set\n",
-				cmd->name, co[i].cpu, i, m);
+			int set = i, lost = 0;
+
+			while (i-- > 0)
+				lost += !!device_ioctl(fd, LCLK_IOC_SET_CPU_OFFSET, &old[i]);
+			if (lost)
+				fprintf(stderr, "lclkctl %s: CPU %u: set failed; of the CPUs set before it, %d of %d could not be restored\n",
+					cmd->name, co[set].cpu, lost, set);
+			else
+				fprintf(stderr, "lclkctl %s: CPU %u: set failed; the CPUs set before it (%d) were restored: nothing applied\n",
+					cmd->name, co[set].cpu, set);
 			goto fail;
 		}
 	}

@@ -19,7 +19,7 @@ rc() { local want=$1; shift; "$L" "$@" > /dev/null 2> /tmp/lclkctl_cli.err; loca
 	check "lclkctl $* -> exit $want" "[ $r = $want ] && { [ $want = 0 ] || [ -s /tmp/lclkctl_cli.err ]; }"; }
 trap 'rm -f /tmp/lclkctl_cli.err' EXIT
 
-echo "1..22"
+echo "1..24"
 [ -c /dev/lclk0 ] || { echo "Bail out! no /dev/lclk0"; exit 1; }
 ncpu=$(nproc)
 
@@ -50,8 +50,22 @@ rc 0 cpu-offset --allow-backward -- 0 -50ns
 if [ "$ncpu" -ge 2 ]; then
 	rc 0 cpu-skew --apply --allow-backward --rounds 2000
 	check "cpu-skew --apply: CPU 0 back to 0" '[ "$(j "d[\"cpu_offset_ns\"][0]")" = 0 ]'
+	# A write failing midway (a race with another writer, injected here):
+	# the CPUs already set get their old offsets back.
+	"$L" cpu-offset 0 300ns && "$L" cpu-offset 1 200ns
+	before=$(j 'd["cpu_offset_ns"]')
+	u=$(updates)
+	LCLK_FAIL_IOCTL=SET_CPU_OFFSET LCLK_FAIL_IOCTL_NTH=2 LD_PRELOAD=$PWD/build/tests/shim/fail_ioctl.so \
+		"$L" cpu-skew --apply --allow-backward --rounds 2000 2> /tmp/lclkctl_cli.err
+	r=$?
+	sed 's/^/# /' /tmp/lclkctl_cli.err
+	check "cpu-skew --apply failing at the second CPU: exit $r, the first restored" \
+		'[ $r != 0 ] && grep -q "were restored: nothing applied" /tmp/lclkctl_cli.err && [ "$(j "d[\"cpu_offset_ns\"]")" = "$before" ]'
+	check "... set, then restored: two updates" '[ $(( $(updates) - u )) = 2 ]'
 else
 	ok "# SKIP one CPU: cpu-skew needs two"
+	ok "# SKIP one CPU"
+	ok "# SKIP one CPU"
 	ok "# SKIP one CPU"
 fi
 # Without CAP_SYS_TIME (as nobody): reading works or is denied, changing is denied.
