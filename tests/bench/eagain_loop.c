@@ -6,11 +6,13 @@
  * line. tests/bench/trace.sh runs it beside the probes to price what a
  * process they do not trace pays per call: unlike the ping-pong, whose mix
  * of cheap EAGAIN calls and wake-ups follows the scheduler, every call here
- * is the same.
+ * is the same. With -w it first prints "ready PID" and waits for a line on
+ * stdin, so a tracer can attach to it before the first call.
  *
- *   eagain_loop [-n CALLS] [-b BATCHES]
+ *   eagain_loop [-n CALLS] [-b BATCHES] [-w]
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -28,17 +30,21 @@ static long long thread_cpu_ns(void)
 int main(int argc, char **argv)
 {
 	long calls = 100000, batches = 20, b, i;
+	bool wait_line = false;
+	char c, line[64];
 	long long start;
 	int sv[2], opt;
-	char c;
 
-	while ((opt = getopt(argc, argv, "n:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:b:w")) != -1) {
 		switch (opt) {
 		case 'n':
 			calls = atol(optarg);
 			break;
 		case 'b':
 			batches = atol(optarg);
+			break;
+		case 'w':
+			wait_line = true;
 			break;
 		default:
 			goto usage;
@@ -49,6 +55,14 @@ int main(int argc, char **argv)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv)) {
 		perror("eagain_loop: socketpair");
 		return 1;
+	}
+	if (wait_line) {
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin)) {
+			fputs("eagain_loop: no start line\n", stderr);
+			return 1;
+		}
 	}
 	for (b = 0; b < batches; b++) {
 		start = thread_cpu_ns();
@@ -63,6 +77,6 @@ int main(int argc, char **argv)
 	}
 	return 0;
 usage:
-	fputs("usage: eagain_loop [-n CALLS] [-b BATCHES]\n", stderr);
+	fputs("usage: eagain_loop [-n CALLS] [-b BATCHES] [-w]\n", stderr);
 	return 2;
 }

@@ -15,9 +15,13 @@
 # swings: its mix of EAGAIN spins and wake-ups follows the scheduler. So
 # untraced, excluded and floor also time a loop of identical EAGAIN recvs
 # (tests/bench/eagain_loop.c, fastest of its batches) while the probes are
-# attached, and the excluded figures come from it.
+# attached, and the excluded figures come from it. The same loop, traced by
+# lclkctl and by bpftrace in turn, prices a traced call without the
+# ping-pong's swings: the EAGAIN recv is the call busy-polling transports
+# make most.
 # Each configuration runs REPS times, interleaved; medians are compared.
 #   BENCH trace.overhead_vs_bpftrace         lclkctl's added ns / bpftrace's (goal <= 0.5)
+#   BENCH trace.overhead_vs_bpftrace_eagain  the same on the EAGAIN loop
 #   BENCH trace.filtered_out_ns              added ns per call of an excluded process (goal <= 30)
 #   BENCH trace.tracepoint_floor_ns          added ns per call with the empty programs
 #   BENCH trace.filtered_out_above_floor_ns  what lclkctl's filter adds to that floor
@@ -76,6 +80,35 @@ tracepoint:raw_syscalls:sys_exit /@start[tid]/ {
 EOF
 }
 
+# start_tracer MODE PID: attach MODE's probes (tracing PID where MODE traces
+# one process) and wait until they are; sets TRACER.
+start_tracer() {
+	local mode=$1 pid=$2 i
+	case $mode in
+	lclkctl)	"$LCLKCTL" trace --pid "$pid" >/dev/null 2>"$TMP/tracer.err" & ;;
+	filtered)	"$LCLKCTL" trace --pid "$IDLE" >/dev/null 2>"$TMP/tracer.err" & ;;
+	bpftrace)	bt_script "$pid" >"$TMP/bt.bt"
+			bpftrace "$TMP/bt.bt" >"$TMP/tracer.err" 2>&1 & ;;
+	floor)		"$TP_FLOOR" 2>"$TMP/tracer.err" & ;;
+	esac
+	TRACER=$!
+	# Attaching took over 20 s once on this loaded host: wait up to 60.
+	for i in $(seq 1200); do
+		grep -qs '^Tracing\|^Attached$' "$TMP/tracer.err" && break
+		kill -0 $TRACER 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -qs '^Tracing\|^Attached$' "$TMP/tracer.err" ||
+		{ echo "trace bench: $mode did not start:" >&2; cat "$TMP/tracer.err" >&2; exit 1; }
+}
+
+stop_tracer() {
+	[ -n "$TRACER" ] || return 0
+	kill -INT $TRACER
+	wait $TRACER
+	TRACER=""
+}
+
 # run MODE: one ping-pong, traced as MODE says, appending the initiator's CPU
 # ns/call to $TMP/MODE; then, but for traced modes, the EAGAIN loop's to $TMP/MODE.loop.
 run() {
@@ -86,25 +119,8 @@ run() {
 	exec {ctl}>"$TMP/ctl"
 	for i in $(seq 100); do grep -qs ready "$TMP/pp.out" && break; sleep 0.05; done
 	read -r _ pid _ <"$TMP/pp.out"
-	case $mode in
-	lclkctl)	"$LCLKCTL" trace --pid "$pid" >/dev/null 2>"$TMP/tracer.err" & ;;
-	filtered)	"$LCLKCTL" trace --pid "$IDLE" >/dev/null 2>"$TMP/tracer.err" & ;;
-	bpftrace)	bt_script "$pid" >"$TMP/bt.bt"
-			bpftrace "$TMP/bt.bt" >"$TMP/tracer.err" 2>&1 & ;;
-	floor)		"$TP_FLOOR" 2>"$TMP/tracer.err" & ;;
-	esac
 	TRACER=""
-	if [ "$mode" != untraced ]; then
-		TRACER=$!
-		# Attaching took over 20 s once on this loaded host: wait up to 60.
-		for i in $(seq 1200); do
-			grep -qs '^Tracing\|^Attached$' "$TMP/tracer.err" && break
-			kill -0 $TRACER 2>/dev/null || break
-			sleep 0.05
-		done
-		grep -qs '^Tracing\|^Attached$' "$TMP/tracer.err" ||
-			{ echo "trace bench: $mode did not start:" >&2; cat "$TMP/tracer.err" >&2; exit 1; }
-	fi
+	[ "$mode" != untraced ] && start_tracer "$mode" "$pid"
 	echo go >&$ctl
 	exec {ctl}>&-
 	wait $PP; PP=""
@@ -112,11 +128,28 @@ run() {
 	untraced|filtered|floor)
 		"$EAGAIN_LOOP" | sort -g | head -1 >>"$TMP/$mode.loop" ;;
 	esac
-	if [ -n "$TRACER" ]; then
-		kill -INT $TRACER; wait $TRACER; TRACER=""
-	fi
+	stop_tracer
 	rm -f "$TMP/ctl"
 	awk '/^done/ { printf "%.2f\n", $6 / $3 }' "$TMP/pp.out" >>"$TMP/$mode"
+}
+
+# run_loop MODE: the EAGAIN loop traced by MODE (lclkctl or bpftrace), its
+# fastest batch appended to $TMP/MODE.loop.
+run_loop() {
+	local mode=$1 pid i
+	mkfifo "$TMP/ctl"
+	"$EAGAIN_LOOP" -w <"$TMP/ctl" >"$TMP/loop.out" &
+	PP=$!
+	exec {ctl}>"$TMP/ctl"
+	for i in $(seq 100); do grep -qs ready "$TMP/loop.out" && break; sleep 0.05; done
+	read -r _ pid <"$TMP/loop.out"
+	start_tracer "$mode" "$pid"
+	echo go >&$ctl
+	exec {ctl}>&-
+	wait $PP; PP=""
+	stop_tracer
+	rm -f "$TMP/ctl"
+	sed 1d "$TMP/loop.out" | sort -g | head -1 >>"$TMP/$mode.loop"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -127,6 +160,8 @@ for r in $(seq "$REPS"); do
 	for mode in untraced lclkctl bpftrace filtered floor; do
 		run $mode
 	done
+	run_loop lclkctl
+	run_loop bpftrace
 done
 
 base=$(median <"$TMP/untraced")
@@ -137,16 +172,20 @@ floor=$(median <"$TMP/floor")
 loop_base=$(median <"$TMP/untraced.loop")
 loop_filt=$(median <"$TMP/filtered.loop")
 loop_floor=$(median <"$TMP/floor.loop")
+loop_lclk=$(median <"$TMP/lclkctl.loop")
+loop_bt=$(median <"$TMP/bpftrace.loop")
 for mode in untraced lclkctl bpftrace filtered floor; do
 	echo "# ping-pong $mode, CPU ns per call, run by run: $(tr '\n' ' ' <"$TMP/$mode")"
 done
-for mode in untraced filtered floor; do
+for mode in untraced lclkctl bpftrace filtered floor; do
 	echo "# EAGAIN loop $mode, CPU ns per call, run by run: $(tr '\n' ' ' <"$TMP/$mode.loop")"
 done
 echo "# ping-pong, CPU ns per call (median of $REPS): untraced $base, lclkctl $lclk, bpftrace $bt, excluded by the filter $filt, empty probes $floor"
-echo "# EAGAIN loop, CPU ns per call (median of $REPS): untraced $loop_base, excluded by the filter $loop_filt, empty probes $loop_floor"
-awk -v b="$base" -v l="$lclk" -v t="$bt" -v lb="$loop_base" -v f="$loop_filt" -v e="$loop_floor" 'BEGIN {
+echo "# EAGAIN loop, CPU ns per call (median of $REPS): untraced $loop_base, lclkctl $loop_lclk, bpftrace $loop_bt, excluded by the filter $loop_filt, empty probes $loop_floor"
+awk -v b="$base" -v l="$lclk" -v t="$bt" -v lb="$loop_base" -v f="$loop_filt" -v e="$loop_floor" \
+    -v ll="$loop_lclk" -v lt="$loop_bt" 'BEGIN {
 	printf "BENCH trace.overhead_vs_bpftrace %.3f\n", (t > b) ? (l - b) / (t - b) : 0
+	printf "BENCH trace.overhead_vs_bpftrace_eagain %.3f\n", (lt > lb) ? (ll - lb) / (lt - lb) : 0
 	printf "BENCH trace.filtered_out_ns %.1f\n", f - lb
 	printf "BENCH trace.tracepoint_floor_ns %.1f\n", e - lb
 	printf "BENCH trace.filtered_out_above_floor_ns %.1f\n", f - e
