@@ -16,21 +16,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "clock.h"
 #include "clock_offset.h"
+#include "daemon_ctl.h"
 #include "ntp_server.h"
 
 #define OPT_RATE	0x100
 #define OPT_BURST	0x101
 #define OPT_STRATUM	0x102
 
+/* Without a daemon to ask: as if following a stratum-1 server. */
+#define SERVE_DEFAULT_STRATUM	2
+/* How often the daemon is asked which stratum to announce. */
+#define STRATUM_REFRESH_NS	10000000000LL
+
 struct serve_opts {
 	const char *addr, *port;
 	double rate, burst;
-	int stratum;
+	int stratum;		/* fixed by --stratum; 0: the daemon's */
 };
 
 static int open_socket(const struct serve_opts *o, char *err, size_t len)
@@ -73,6 +80,25 @@ static int8_t clock_precision(const struct target_clock *tc)
 			best = b.time_ns - a.time_ns;
 	}
 	return (int8_t)ceil(log2(best * 1e-9));
+}
+
+/*
+ * The stratum the daemon steering tc's device derives from its selected
+ * source. *stratum stays as it is when no daemon of that device answers or
+ * it has no source selected (in holdover the last one stands).
+ */
+static void ask_daemon_stratum(const struct target_clock *tc, int *stratum)
+{
+	char *answer = NULL, dev[256];
+	struct stat ours, theirs;
+	int s;
+
+	if (ctl_query(ctl_socket_path(), "stratum", &answer))
+		return;
+	if (sscanf(answer, "%255s %d", dev, &s) == 2 && s >= 1 && s <= 16 &&
+	    !stat(dev, &theirs) && !stat(tc->path, &ours) && theirs.st_rdev == ours.st_rdev)
+		*stratum = s;
+	free(answer);
 }
 
 static int64_t last_update_logical(const struct target_clock *tc)
@@ -142,7 +168,8 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 {
 	struct ratelimit *rl = malloc(sizeof(*rl));
 	struct ntp_xleave *xl = calloc(1, sizeof(*xl));
-	struct ntp_server_clock c = { .stratum = o->stratum };
+	struct ntp_server_clock c = { .stratum = o->stratum ? o->stratum : SERVE_DEFAULT_STRATUM };
+	int64_t ask_at = monotonic_ns() + STRATUM_REFRESH_NS;
 	uint8_t buf[NTP_MAX_LEN + 4], out[NTP_HEADER_LEN];
 	bool kernel = enable_timestamps(fd);
 	struct ntp_packet req, rep;
@@ -155,6 +182,8 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 			strerror(errno));
 	ratelimit_init(rl, o->rate, o->burst);
 	c.precision = clock_precision(tc);
+	if (!o->stratum && tc->logical)
+		ask_daemon_stratum(tc, &c.stratum);
 	for (;;) {
 		struct sockaddr_storage from;
 		char control[512];
@@ -221,6 +250,11 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 				host, rep.leap, rep.stratum, interleaved ? " interleaved" : "",
 				(unsigned long long)rl->dropped);
 		}
+		/* After the reply: asking never delays one. */
+		if (!o->stratum && tc->logical && rx.base_ns >= ask_at) {
+			ask_daemon_stratum(tc, &c.stratum);
+			ask_at = rx.base_ns + STRATUM_REFRESH_NS;
+		}
 	}
 out:
 	free(xl);
@@ -240,8 +274,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 		{}
 	};
 	const struct cli_cmd *cmd = &cmd_serve;
-	struct serve_opts o = { .addr = "0.0.0.0", .port = "123", .rate = 2, .burst = 8,
-				.stratum = 2 };
+	struct serve_opts o = { .addr = "0.0.0.0", .port = "123", .rate = 2, .burst = 8 };
 	struct target_clock tc;
 	char err[256];
 	long long v;
@@ -326,7 +359,10 @@ const struct cli_cmd cmd_serve = {
 	"  -p, --port PORT     UDP port (default 123, which needs root)\n"
 	"      --rate N        requests per second per client (default 2)\n"
 	"      --burst N       requests at once per client (default 8)\n"
-	"      --stratum N     stratum announced while synchronised (default 2)\n"
+	"      --stratum N     stratum announced while synchronised (default: the\n"
+	"                      daemon's selected source's plus one, asked every\n"
+	"                      10 s on its control socket, $LCLK_CONTROL or\n"
+	"                      /run/lclk/lclkd.sock; 2 without a daemon)\n"
 	"\n"
 	"Examples:\n"
 	"  lclkctl serve\n"

@@ -119,8 +119,12 @@ void ctl_serve(int listen_fd, const struct daemon_report *r)
 		ctl_report_json(r, f);
 	else if (!strcmp(req, "sources text"))
 		ctl_report_text(r, f);
+	else if (!strcmp(req, "stratum") && ctl_report_stratum(r))
+		fprintf(f, "%s %d\n", r->device, ctl_report_stratum(r));
+	else if (!strcmp(req, "stratum"))
+		fprintf(f, "%s none\n", r->device);
 	else
-		fprintf(f, "error: unknown request '%.32s' (expected 'sources json' or 'sources text')\n",
+		fprintf(f, "error: unknown request '%.32s' (expected 'sources json', 'sources text' or 'stratum')\n",
 			req);
 	fclose(f);
 	if (write_all(fd, answer, len))
@@ -128,6 +132,16 @@ void ctl_serve(int listen_fd, const struct daemon_report *r)
 out:
 	free(answer);
 	close(fd);
+}
+
+int ctl_report_stratum(const struct daemon_report *r)
+{
+	int s;
+
+	if (r->selected < 0 || (unsigned int)r->selected >= r->nsources)
+		return 0;
+	s = r->sources[r->selected].stratum + 1;
+	return s > 16 ? 16 : s;
 }
 
 /* ---- renderings ------------------------------------------------------- */

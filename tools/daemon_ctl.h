@@ -5,6 +5,9 @@
  *
  *   "sources json\n"   the daemon's report (daemon_report.h) as JSON
  *   "sources text\n"   the same as a table, like "chronyc sources"
+ *   "stratum\n"        "DEVICE N": the stratum a server of DEVICE's time
+ *                      announces ("lclkctl serve"), or "DEVICE none" while
+ *                      no source is selected
  *
  * It only reports; nothing on it changes the clock, so it is world-readable
  * (mode 0666) and "lclkctl status" needs no privilege.
@@ -26,6 +29,12 @@ int ctl_listen(const char *path, char *err, size_t errlen);
 /* Answer one waiting client; never blocks for long on a slow one. */
 void ctl_serve(int listen_fd, const struct daemon_report *r);
 void ctl_close(int listen_fd, const char *path);
+
+/*
+ * The stratum to serve from r's device: the selected source's plus one
+ * (16, unsynchronised, past 15), or 0 when none is selected.
+ */
+int ctl_report_stratum(const struct daemon_report *r);
 
 /* The renderings the socket serves. */
 void ctl_report_json(const struct daemon_report *r, FILE *f);

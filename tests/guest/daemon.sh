@@ -146,12 +146,13 @@ else
 fi
 
 # ---- the second instance follows the first: as a peer, through its PHC ----
-# follow WHAT REF SOURCE_LINE: /dev/lclk1's daemon with that one source,
-# starting 1 ms off and unsynchronised; it synchronises, and its bound
-# covers REF (realtime: CLOCK_REALTIME, the reference of both; or the
-# logical clock a PHC source reads, which has no bound to pass on).
+# follow WHAT REF SOURCE_LINE [THEN]: /dev/lclk1's daemon with that one
+# source, starting 1 ms off and unsynchronised; it synchronises, and its
+# bound covers REF (empty: CLOCK_REALTIME, the reference of both; or the
+# logical clock a PHC source reads, which has no bound to pass on). THEN
+# runs while it is synchronised.
 follow() {
-	local what=$1 ref=$2 line=$3 pid r rc
+	local what=$1 ref=$2 line=$3 then=${4:-} pid r rc
 	$lclkctl -d /dev/lclk1 set --realtime --unsync --allow-backward >/dev/null &&
 		$lclkctl -d /dev/lclk1 step --allow-backward -- -1ms >/dev/null
 	cat >"$dir/follow.conf" <<-EOC
@@ -171,6 +172,7 @@ follow() {
 	r=$(build/tests/bench/ntp_bound_check -d /dev/lclk1 ${ref:+-r "$ref"} -n 2000 -i 100 2>&1)
 	rc=$?
 	check "$what: its bound covers ${ref:-CLOCK_REALTIME} ($r)" test "$rc" -eq 0
+	[ -n "$then" ] && "$then"
 	LCLK_CONTROL=$dir/ctl-follow.sock $lclkctl -d /dev/lclk1 status | grep -E '^  [*+x?] ' |
 		sed 's/^/# /'
 	kill -TERM "$pid"
@@ -183,7 +185,22 @@ follower_synced() {
 }
 $lclkctl serve -a 127.0.0.1 -p 11132 --rate 50 --burst 20 >"$dir/serve-peer.log" 2>&1 &
 pids+=("$!")
-follow peer "" "peer 127.0.0.1:11132"
+# serve announces the stratum of the daemon steering its device: lclk0's
+# follows chronyd (stratum 1), lclk1's follows lclk0's serve.
+serve_stratum() {
+	$lclkctl query --json --samples 1 "ntp://127.0.0.1:$1" 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["combined"]["stratum"])'
+}
+second_serve_stratum() {
+	LCLK_CONTROL=$dir/ctl-follow.sock $lclkctl -d /dev/lclk1 serve -a 127.0.0.1 -p 11133 \
+		>"$dir/serve-lclk1.log" 2>&1 &
+	pids+=("$!")
+	sleep 0.5
+	check "serve: stratum from the daemon: 2 for lclk0, 3 for lclk1 following it" \
+		test "$(serve_stratum 11132) $(serve_stratum 11133)" = "2 3"
+	kill "${pids[-1]}"
+}
+follow peer "" "peer 127.0.0.1:11132" second_serve_stratum
 phc0=/dev/ptp$($lclkctl --json status | python3 -c 'import json, sys; print(json.load(sys.stdin)["device"]["phc_index"])')
 follow phc /dev/lclk0 "source phc:$phc0?clock=utc"
 

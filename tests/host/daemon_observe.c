@@ -50,6 +50,7 @@ static void sample_report(struct daemon_report *r)
 	r->sources[0].delay_ns = 2800;
 	r->sources[0].bound_ns = 3000;
 	r->sources[0].base_ns = 99000000000LL;
+	r->sources[0].stratum = 1;
 	snprintf(r->sources[1].url, sizeof(r->sources[1].url), "ntp://\"odd\"host");
 	r->sources[1].class = CLASS_NTP;
 	r->sources[1].state = SRC_UNREACHABLE;
@@ -137,8 +138,8 @@ TEST(control_socket_round_trip)
 	if (pid == 0) {
 		int i;
 
-		/* Two clients, one answer each; never outlive the test. */
-		for (i = 0; i < 2; i++) {
+		/* Three clients, one answer each; never outlive the test. */
+		for (i = 0; i < 3; i++) {
 			struct timeval tv = { .tv_sec = 10 };
 			fd_set set;
 
@@ -153,6 +154,9 @@ TEST(control_socket_round_trip)
 	EXPECT_EQ(0, ctl_query(sock, "sources json", &answer));
 	EXPECT_TRUE(answer && has(answer, "\"device\":\"/dev/lclk0\""));
 	free(answer);
+	EXPECT_EQ(0, ctl_query(sock, "stratum", &answer));
+	EXPECT_STREQ("/dev/lclk0 2\n", answer ? answer : "");
+	free(answer);
 	EXPECT_EQ(0, ctl_query(sock, "bogus", &answer));
 	EXPECT_TRUE(answer && has(answer, "error: unknown request 'bogus'"));
 	free(answer);
@@ -160,6 +164,22 @@ TEST(control_socket_round_trip)
 	ctl_close(fd, sock);
 	EXPECT_EQ(-ENOENT, ctl_query(sock, "sources json", &answer));
 	rmdir(path);
+}
+
+TEST(stratum_to_serve)
+{
+	struct daemon_report r;
+
+	sample_report(&r);
+	EXPECT_EQ(2, ctl_report_stratum(&r));
+	r.sources[0].stratum = 15;
+	EXPECT_EQ(16, ctl_report_stratum(&r));	/* too far down: unsynchronised */
+	r.sources[0].stratum = 255;
+	EXPECT_EQ(16, ctl_report_stratum(&r));
+	r.selected = -1;	/* holdover or not yet synchronised */
+	EXPECT_EQ(0, ctl_report_stratum(&r));
+	r.selected = 7;		/* beyond nsources: never read */
+	EXPECT_EQ(0, ctl_report_stratum(&r));
 }
 
 static char *http(int listen_fd, const struct daemon_report *r, const char *request)
