@@ -5,6 +5,7 @@
 #   integration  tests/integration/*.sh      (this machine, as root)
 #   vm           tests/guest/run.sh in the VM (module loaded)
 #   selftest     tests/vm/selftest.sh        (the test bed catches failures)
+#   demo         tests/vm/demo.sh            ("make demo" runs and shows a synced clock)
 # Usage: tests/run-suites.sh [SUITE...]   (default: all, in that order)
 # The last line is "N passed, N failed, N skipped"; the exit status is
 # non-zero when anything failed.
@@ -83,11 +84,30 @@ suite_selftest() {
 	run_tap selftest tests/vm/selftest.sh
 }
 
+# "make demo", the README's first command: it must run to the end, sync the
+# clock and trace. Its output is in the log, not on the console.
+demo_tap() {
+	local out=$logs/demo.out
+	tests/vm/demo.sh >"$out" 2>&1
+	local rc=$?
+	echo "1..1"
+	if [ $rc = 0 ] && grep -q '^status: *synced' "$out" && grep -q '^Tracing ' "$out"; then
+		echo "ok 1 - make demo: synced and traced (output in $out)"
+	else
+		echo "not ok 1 - make demo: exit $rc (output in $out)"
+		tail -20 "$out" | sed 's/^/# /'
+	fi
+}
+
+suite_demo() {
+	run_tap demo demo_tap
+}
+
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit fuzz integration vm selftest)
+[ ${#suites[@]} -gt 0 ] || suites=(unit fuzz integration vm selftest demo)
 for s in "${suites[@]}"; do
 	case $s in
-	unit|fuzz|integration|vm|selftest) "suite_$s" ;;
+	unit|fuzz|integration|vm|selftest|demo) "suite_$s" ;;
 	*) echo "run-suites: unknown suite '$s'" >&2; exit 2 ;;
 	esac
 done

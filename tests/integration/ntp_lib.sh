@@ -130,7 +130,7 @@ ntp_cleanup() {
 	fi
 	ip netns del "$NTP_SRV" 2>/dev/null
 	ip netns del "$NTP_CLI" 2>/dev/null
-	ip netns del "$NTP_RTR" 2>/dev/null
+	ip netns del "$NTP_RTR" 2>/dev/null || true	# only if ntp_setup_router ran
 	rm -rf "/etc/netns/$NTP_CLI" 2>/dev/null
 	[ -n "$NTP_DIR" ] && rm -rf "$NTP_DIR"
 	return 0
