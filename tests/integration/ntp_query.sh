@@ -24,7 +24,7 @@ check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 q() { local out=$1; shift; in_cli "$LCLKCTL" query "$@" > "$out" 2> "$out.err"; }
 within() { jget 'abs(d["combined"]["offset_ns"]) <= d["combined"]["bound_ns"]' < "$1"; }
 
-echo "1..42"
+echo "1..43"
 [ -x "$LCLKCTL" ] || { echo "Bail out! build lclkctl first"; exit 1; }
 [ -e /dev/lclk0 ] && { echo "Bail out! /dev/lclk0 exists: this test needs the module-less host"; exit 1; }
 ntp_setup && ntp_start_chronyd
@@ -92,6 +92,13 @@ check "interleaved reply sent before the exchange it names: rejected" \
 	'[ $rc = 0 ] && grep -q "transmit time before" "$d/xbad.err"'
 check "interleaved reply without our cookie: rejected as bogus" \
 	'grep -q "origin timestamp does not match" "$d/xbad.err" && [ "$(jget "d[\"sources\"][0][\"samples\"]" < "$d/xbad")" = 2 ]'
+
+# A server that does not mark its receive timestamps is asked the basic way
+# only (this one ignores anything else).
+ntp_start_responder 1128 plain
+q "$d/plain" --json -vv --samples 4 --interval 0 --timeout 300ms "ntp://$NTP_V4:1128"; rc=$?
+check "server without the interleave marker: basic requests, all 4 answered" \
+	'[ $rc = 0 ] && [ "$(grep -c " offset .* delay " "$d/plain.err")" = 4 ] && ! grep -q interleaved "$d/plain.err"'
 
 ntp_start_responder 1125 good
 ntp_start_responder 1126 offset=1.5

@@ -6,6 +6,9 @@
 
 Answers each request with the reply of the next KIND, in turn:
   good        a correct reply from this host's CLOCK_REALTIME (stratum 2)
+  plain       the same without chronyd's interleave marker on the receive
+              timestamp, as ntpd answers; a request naming an earlier
+              exchange gets no answer at all
   offset=S    a correct-looking reply S seconds off
   dup         a correct reply, sent twice
   spoof       origin timestamp not ours
@@ -27,8 +30,9 @@ Answers each request with the reply of the next KIND, in turn:
   xspoof      to an interleaved request: an interleaved reply carrying the
               request's origin (the server's own timestamp) instead of its
               cookie
-Receive timestamps have the lowest bit set, as chronyd marks them, so
-clients ask in interleaved mode after a good reply. Runs until killed.
+Receive timestamps (but plain's) have the lowest bit set, as chronyd marks
+them, so clients ask in interleaved mode after a good reply. Runs until
+killed.
 """
 import socket
 import struct
@@ -79,7 +83,9 @@ def reply(req, kind, t2):
     tx = ntp_now(shift) if tx is None else tx
     if t2 is not None and kind not in ("zerots", "order"):
         rx = t2 + (int(shift * (1 << 32)) if shift else 0)
-    if rx:
+    if kind == "plain" and req_org:
+        return None
+    if rx and kind != "plain":
         rx |= 1
     if kind == "xorder" and interleaved:
         origin, tx = req_rec, req_org - (1 << 32)
@@ -113,6 +119,8 @@ def main():
         kind = kinds[n % len(kinds)]
         n += 1
         pkt = reply(req, kind, None if kind.startswith("offset=") else t2)
+        if pkt is None:
+            continue
         (other if kind == "otherport" else sock).sendto(pkt, peer)
         if kind == "dup":
             sock.sendto(pkt, peer)
