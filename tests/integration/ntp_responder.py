@@ -6,9 +6,9 @@
 
 Answers each request with the reply of the next KIND, in turn:
   good        a correct reply from this host's CLOCK_REALTIME (stratum 2)
-  plain       the same without chronyd's interleave marker on the receive
-              timestamp, as ntpd answers; a request naming an earlier
-              exchange gets no answer at all
+  plain       the same with the lowest bit of the receive timestamp clear
+              (chronyd's interleave marker absent); a request naming an
+              earlier exchange gets no answer at all
   offset=S    a correct-looking reply S seconds off
   dup         a correct reply, sent twice
   spoof       origin timestamp not ours
@@ -87,6 +87,8 @@ def reply(req, kind, t2):
         return None
     if rx and kind != "plain":
         rx |= 1
+    elif kind == "plain":
+        rx &= ~1
     if kind == "xorder" and interleaved:
         origin, tx = req_rec, req_org - (1 << 32)
     elif kind == "xspoof" and interleaved:
