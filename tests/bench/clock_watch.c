@@ -10,7 +10,8 @@
  *   clock_watch [-d /dev/lclkN] [-i INTERVAL_US]
  *
  * Prints "reads N backward N bound_violations N max_abs_err_ns N
- * max_bound_ns N" and exits 1 on any violation.
+ * max_bound_ns N" and exits 1 on any violation; the first violation is
+ * described on stderr, at the CLOCK_MONOTONIC second the daemon's log uses.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -22,11 +23,19 @@
 
 #include "lclk.h"
 
+struct violation {
+	int64_t base_ns;	/* CLOCK_MONOTONIC of the reading, 0: none */
+	int64_t err_ns;		/* logical - middle of the CLOCK_REALTIME window */
+	int64_t window_ns;
+	int64_t bound_ns;
+};
+
 struct reader {
 	pthread_t thread;
 	int cpu;
 	unsigned long long reads, backward, violations;
 	int64_t max_abs_err, max_bound;
+	struct violation first;
 };
 
 static struct lclk_clock clk;
@@ -66,8 +75,12 @@ static void *read_loop(void *arg)
 				r->max_abs_err = llabs(err);
 			if (now.bound_ns > r->max_bound)
 				r->max_bound = now.bound_ns;
-			if (now.time_ns - now.bound_ns > after || now.time_ns + now.bound_ns < before)
-				r->violations++;
+			if (now.time_ns - now.bound_ns > after || now.time_ns + now.bound_ns < before) {
+				if (!r->violations++)
+					r->first = (struct violation){ .base_ns = now.base_ns,
+						.err_ns = err, .window_ns = after - before,
+						.bound_ns = now.bound_ns };
+			}
 		}
 		if (interval_us)
 			usleep(interval_us);
@@ -117,7 +130,14 @@ int main(int argc, char **argv)
 			total.max_abs_err = r[i].max_abs_err;
 		if (r[i].max_bound > total.max_bound)
 			total.max_bound = r[i].max_bound;
+		if (r[i].first.base_ns &&
+		    (!total.first.base_ns || r[i].first.base_ns < total.first.base_ns))
+			total.first = r[i].first;
 	}
+	if (total.first.base_ns)
+		fprintf(stderr, "first violation at [%.3f]: logical - realtime %lld ns (window %lld ns), bound %lld ns\n",
+			total.first.base_ns / 1e9, (long long)total.first.err_ns,
+			(long long)total.first.window_ns, (long long)total.first.bound_ns);
 	printf("reads %llu backward %llu bound_violations %llu max_abs_err_ns %lld max_bound_ns %lld\n",
 	       total.reads, total.backward, total.violations, (long long)total.max_abs_err,
 	       (long long)total.max_bound);

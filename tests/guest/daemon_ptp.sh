@@ -9,6 +9,7 @@
 #   stop ptp4l -> NTP (class failover); restart ptp4l -> PTP again;
 #   stop both -> HOLDOVER, the bound growing at the maximum drift;
 #   restart ptp4l -> synchronised again;
+#   then /dev/lclk1 follows a ptp4l slave here through a ptp4l: source;
 # while readers on every CPU check monotonicity and the bound throughout.
 set -uo pipefail
 cd "${LCLK_REPO:-.}" || exit 1
@@ -209,5 +210,37 @@ wait "$watch_pid"
 rc=$?
 check "readers on every CPU: monotonic, bound holds ($(cat "$dir/watch.out"))" test "$rc" -eq 0
 grep -E 'notice|warn|err' "$dir/daemon.log" | sed 's/^/# /'
+
+# ---- a ptp4l: source: a ptp4l slave here, read over its management socket --
+# The slave runs free (software timestamps, the system clock untouched);
+# the daemon steers /dev/lclk1 by what it reports.
+cat >"$dir/slave.conf" <<-EOC
+[global]
+time_stamping software
+free_running 1
+slaveOnly 1
+uds_address $dir/slave.uds
+EOC
+ptp4l -4 -i "$veth" -m -f "$dir/slave.conf" >"$dir/slave.log" 2>&1 &
+pids+=("$!")
+sed -e "s|^device .*|device /dev/lclk1|" -e "s|^source .*||" \
+	-e "s|^control .*|control $dir/ctl-ptp4l.sock|" "$dir/lclk.conf" >"$dir/ptp4l-source.conf"
+echo "source ptp4l:$dir/slave.uds" >>"$dir/ptp4l-source.conf"
+LCLK_CONTROL=$dir/ctl-ptp4l.sock $lclkctl daemon -c "$dir/ptp4l-source.conf" \
+	>"$dir/daemon-ptp4l.log" 2>&1 &
+daemon_pid=$!
+pids+=("$daemon_pid")
+lclk1_synced() {
+	$lclkctl -d /dev/lclk1 --json status 2>/dev/null |
+		python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["status"] != "synced")'
+}
+timed "ptp4l: source: /dev/lclk1 synchronises" 40 lclk1_synced
+r=$(build/tests/bench/ntp_bound_check -d /dev/lclk1 -n 2000 -i 100 2>&1)
+rc=$?
+check "ptp4l: source: the bound covers CLOCK_REALTIME, the grandmaster's clock ($r)" test "$rc" -eq 0
+LCLK_CONTROL=$dir/ctl-ptp4l.sock $lclkctl -d /dev/lclk1 status | grep -E '^  [*+x?] ' | sed 's/^/# /'
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+grep -E 'notice|warn|err' "$dir/daemon-ptp4l.log" | sed 's/^/# ptp4l: daemon: /'
 echo "1..$n"
 exit $failed
