@@ -34,19 +34,30 @@ static int set_model(struct daemon *d, struct lclk_set_model *set, const char *w
 	return err;
 }
 
-/* Holdover and drift of the configuration, and the limits they imply. */
-static int apply_limits(struct daemon *d)
+/*
+ * How fast the logical clock may leave the reference while it runs at the
+ * frequency estimate freq_ppt: the oscillator's assumed drift plus the
+ * estimate itself, which is only as good as the measurements behind it (a
+ * noisy start can put it well off the truth, and the bound must hold all
+ * the same). The correction on top of it is in the bound already.
+ */
+static uint32_t drift_at(const struct daemon *d, int64_t freq_ppt)
 {
-	struct lclk_set_model set = { .modes = LCLK_SET_HOLDOVER };
+	int64_t v = d->drift_ppb + (llabs(freq_ppt) + 999) / 1000;
+
+	return v > LCLK_MAX_DRIFT_PPB ? LCLK_MAX_DRIFT_PPB : (uint32_t)v;
+}
+
+/* Holdover and drift of the configuration, and the limits they imply. */
+static int apply_limits(struct daemon *d, int64_t freq_ppt)
+{
+	struct lclk_set_model set = { .modes = LCLK_SET_HOLDOVER | LCLK_SET_MAX_DRIFT };
 
 	d->drift_ppb = d->cfg.max_drift_ppb ? d->cfg.max_drift_ppb : d->info.max_drift_ppb;
 	d->max_rate_ppt = d->cfg.max_slew_ppt < d->info.max_rate_ppt ?
 			  d->cfg.max_slew_ppt : d->info.max_rate_ppt;
 	set.holdover_ns = d->cfg.holdover_ns;
-	if (d->cfg.max_drift_ppb) {
-		set.modes |= LCLK_SET_MAX_DRIFT;
-		set.max_drift_ppb = d->cfg.max_drift_ppb;
-	}
+	set.max_drift_ppb = drift_at(d, freq_ppt);
 	return set_model(d, &set, "setting holdover and drift");
 }
 
@@ -123,7 +134,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 		err = device_ioctl(d->fd, LCLK_IOC_GET_MODEL, &model);
 	if (err)
 		return device_error("daemon", cfg->device, "reading the model", err);
-	if (apply_limits(d))
+	if (apply_limits(d, model.rate_ppt))
 		return EXIT_FAIL;
 	/*
 	 * A clock left by an earlier run keeps its time and rate: the servo
@@ -173,7 +184,7 @@ void daemon_reload(struct daemon *d, const struct daemon_config *cfg)
 	memcpy(device, d->cfg.device, sizeof(device));
 	d->cfg = *cfg;
 	memcpy(d->cfg.device, device, sizeof(device));
-	apply_limits(d);
+	apply_limits(d, freq);
 	s = servo_create(&d->cfg, d->max_rate_ppt, freq);
 	if (s) {
 		servo_destroy(d->servo);
@@ -271,7 +282,8 @@ static void lost_all(struct daemon *d, const char *why)
 	if (!d->no_source && !d->updates)
 		log_warn("%s: not synchronised yet", why);
 	else if (!d->no_source)
-		log_warn("%s: holding over, the bound grows by %u ppb", why, d->drift_ppb);
+		log_warn("%s: holding over, the bound grows by %u ppb", why,
+			 drift_at(d, servo_freq(d->servo)));
 	d->no_source = true;
 	d->report.selected = -1;
 	end_correction(d);
@@ -282,7 +294,7 @@ static void lost_all(struct daemon *d, const char *why)
 static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 		  bool disturbed, int64_t now)
 {
-	struct lclk_set_model set = { .modes = LCLK_SET_RATE | LCLK_SET_BOUND };
+	struct lclk_set_model set = { .modes = LCLK_SET_RATE | LCLK_SET_BOUND | LCLK_SET_MAX_DRIFT };
 	int64_t correction = d->report.rate_ppt - servo_freq(d->servo);
 	struct lclk_model model;
 	char a[UNITS_BUFSZ];
@@ -312,6 +324,7 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 		set.bound_ns = sync_bound(m->offset_ns, m->bound_ns, correction,
 					  now - m->base_ns);
 	}
+	set.max_drift_ppb = drift_at(d, servo_freq(d->servo));
 	if (set_model(d, &set, step ? "stepping" : "slewing"))
 		return;
 	if (step) {
@@ -336,6 +349,7 @@ static void finish_cycle(struct daemon *d, int64_t now)
 	struct measurement combined;
 	unsigned int i, n = d->nrunners, nvalid = 0;
 	int best, prev = d->report.selected, err;
+	uint32_t drift;
 	bool disturbed;
 
 	d->cycle_open = false;
@@ -350,8 +364,9 @@ static void finish_cycle(struct daemon *d, int64_t now)
 		lost_all(d, "no source answered");
 		goto next;
 	}
-	err = select_combine(m, valid, n, d->drift_ppb, now, st, &combined);
-	best = err ? -1 : sync_pick(&d->cfg, m, st, n, d->drift_ppb, now);
+	drift = drift_at(d, servo_freq(d->servo));
+	err = select_combine(m, valid, n, drift, now, st, &combined);
+	best = err ? -1 : sync_pick(&d->cfg, m, st, n, drift, now);
 	for (i = 0; i < n; i++) {
 		if (!valid[i])
 			continue;

@@ -24,7 +24,7 @@ struct daemon {
 	struct target_clock tc;		/* reads the clock through the mmap page */
 	int fd;				/* the device, for changes */
 	struct lclk_info info;
-	uint32_t drift_ppb;		/* in effect: configured or the module's */
+	uint32_t drift_ppb;		/* the oscillator's: configured or the module's */
 	int64_t max_rate_ppt;		/* min(maxslew, the module's limit) */
 	struct servo *servo;
 	struct poll_sched sched;
