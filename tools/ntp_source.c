@@ -221,8 +221,9 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 	if (want > NTP_MAX_SAMPLES)
 		want = NTP_MAX_SAMPLES;
 	fo.drift_ppb = clock_quality_drift_ppb(tc);
-	/* Each burst stands alone: no sample of the last one's final exchange. */
-	ntp_client_forget(&ns->client);
+	/* One exchange alone cannot wait for its transmit time: basic mode. */
+	if (want == 1)
+		ntp_client_forget(&ns->client);
 
 	for (i = 0; i < want; i++) {
 		int64_t start = mono_now();
@@ -252,6 +253,14 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 			m->rejected++;
 			why = ntp_verdict_str(x.verdict);
 			fprintf(stderr, "lclkctl: %s: rejected reply: %s\n", src->url, why);
+		} else if (x.interleaved && !i) {
+			/*
+			 * The first request names the last burst's final
+			 * exchange: chronyd keeps the transmit times only of
+			 * replies to requests that name one, so without it no
+			 * reply of a two-sample burst would ever be
+			 * interleaved. That exchange is stale: no sample.
+			 */
 		} else {
 			/*
 			 * An interleaved reply supersedes the previous
