@@ -25,6 +25,9 @@ int64_t daemon_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The first NTP burst of a source, as chrony's iburst: 4 exchanges. */
+#define DAEMON_FIRST_SAMPLES	4
+
 static int set_model(struct daemon *d, struct lclk_set_model *set, const char *what)
 {
 	int err = device_ioctl(d->fd, LCLK_IOC_SET_MODEL, set);
@@ -81,6 +84,7 @@ static int start_runners(struct daemon *d)
 {
 	struct source_opts opts = {
 		.samples = d->cfg.samples,
+		.first_samples = DAEMON_FIRST_SAMPLES,
 		.interval_ns = d->cfg.sample_interval_ns,
 		.timeout_ns = d->cfg.timeout_ns,
 		.verbose = d->cfg.log_level >= LOG_DEBUG,

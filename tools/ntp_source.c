@@ -34,6 +34,7 @@ struct ntp_source {
 	struct ntp_client client;
 	int64_t interval_ns;	/* may grow on KoD RATE */
 	bool denied;		/* KoD DENY or RSTR: never ask again */
+	bool measured;		/* a measurement succeeded */
 	char kiss[8];
 };
 
@@ -216,6 +217,12 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 		snprintf(err, errlen, "server refused service earlier (KoD %s)", ns->kiss);
 		return -EACCES;
 	}
+	/*
+	 * chrony's iburst: the first measurement decides the first step, so
+	 * it rests on several exchanges (with chronyd, interleaved ones).
+	 */
+	if (!ns->measured && src->opts.first_samples > want)
+		want = src->opts.first_samples;
 	if (!want)
 		want = 1;
 	if (want > NTP_MAX_SAMPLES)
@@ -287,6 +294,7 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 			 ns->client.name, m->rejected, why);
 		return -ENODATA;
 	}
+	ns->measured = true;
 	m->offset_ns = fr.offset_ns;
 	m->delay_ns = fr.delay_ns;
 	m->bound_ns = fr.bound_ns;

@@ -33,6 +33,7 @@ struct measurement {
 
 struct source_opts {
 	unsigned int samples;	/* per measurement (burst length) */
+	unsigned int first_samples; /* NTP: the first measurement's, if more (iburst) */
 	int64_t interval_ns;	/* between samples of a burst */
 	int64_t timeout_ns;	/* per sample */
 	int verbose;
