@@ -6,8 +6,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <time.h>		/* before linux/errqueue.h, which needs timespec */
-#include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
 #include <math.h>
 #include <netdb.h>
@@ -23,6 +21,7 @@
 #include "clock.h"
 #include "clock_offset.h"
 #include "daemon_ctl.h"
+#include "net_tstamp.h"
 #include "ntp_server.h"
 
 #define OPT_RATE	0x100
@@ -124,16 +123,6 @@ static bool enable_timestamps(int fd)
 	return !setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags));
 }
 
-static int64_t kernel_stamp(const struct msghdr *msg)
-{
-	struct cmsghdr *cm;
-
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR((struct msghdr *)msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING)
-			return timespec_ns(&((struct scm_timestamping *)CMSG_DATA(cm))->ts[0]);
-	return 0;
-}
-
 /*
  * Transmit timestamps of our replies. The looped-back data is the frame as
  * the driver saw it; the NTP header is its last 48 bytes.
@@ -155,7 +144,7 @@ static void read_tx_stamps(int fd, const struct target_clock *tc, struct ntp_xle
 
 		if (n < 0)
 			return;
-		rt = kernel_stamp(&msg);
+		rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
 		if (!rt || n < NTP_HEADER_LEN || (msg.msg_flags & MSG_TRUNC) ||
 		    ntp_decode(data + n - NTP_HEADER_LEN, NTP_HEADER_LEN, &rep) != NTP_OK)
 			continue;
@@ -216,7 +205,7 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 			perror("lclkctl serve: recvmsg");
 			goto out;
 		}
-		rt = kernel_stamp(&msg);
+		rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
 		if (rt) {
 			int64_t t = target_from_realtime(tc, rt, &base, &err);
 

@@ -99,9 +99,9 @@ void ctl_serve(int listen_fd, const struct daemon_report *r)
 {
 	char req[64], *answer = NULL;
 	size_t len = 0;
+	int fd, stratum;
 	ssize_t n;
 	FILE *f;
-	int fd;
 
 	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
@@ -115,17 +115,20 @@ void ctl_serve(int listen_fd, const struct daemon_report *r)
 	f = open_memstream(&answer, &len);
 	if (!f)
 		goto out;
-	if (!strcmp(req, "sources json"))
+	if (!strcmp(req, "sources json")) {
 		ctl_report_json(r, f);
-	else if (!strcmp(req, "sources text"))
+	} else if (!strcmp(req, "sources text")) {
 		ctl_report_text(r, f);
-	else if (!strcmp(req, "stratum") && ctl_report_stratum(r))
-		fprintf(f, "%s %d\n", r->device, ctl_report_stratum(r));
-	else if (!strcmp(req, "stratum"))
-		fprintf(f, "%s none\n", r->device);
-	else
+	} else if (!strcmp(req, "stratum")) {
+		stratum = ctl_report_stratum(r);
+		if (stratum)
+			fprintf(f, "%s %d\n", r->device, stratum);
+		else
+			fprintf(f, "%s none\n", r->device);
+	} else {
 		fprintf(f, "error: unknown request '%.32s' (expected 'sources json', 'sources text' or 'stratum')\n",
 			req);
+	}
 	fclose(f);
 	if (write_all(fd, answer, len))
 		log_debug("control: a client left before its answer");

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "clock_offset.h"
+#include "net_tstamp.h"
 #include "ntp_client.h"
 
 static void addr_str(const struct sockaddr_storage *a, char *buf, size_t len)
@@ -361,7 +362,6 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 		};
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		int64_t left = deadline - monotonic_ns();
-		struct cmsghdr *cm;
 		ssize_t len;
 
 		if (left <= 0)
@@ -383,10 +383,7 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 		target_now(tc, &now);
 		if (len < 0)
 			continue;
-		rx_rt = 0;
-		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING)
-				rx_rt = timespec_ns(&((struct scm_timestamping *)CMSG_DATA(cm))->ts[0]);
+		rx_rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
 		if (msg.msg_flags & MSG_TRUNC)
 			len = NTP_MAX_LEN + 4;	/* longer than the buffer: oversized */
 		got = take_datagram(c, buf, len, &from, &rq, x);

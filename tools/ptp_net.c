@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clock_offset.h"
+#include "net_tstamp.h"
 #include "ptp_msg.h"
 #include "ptp_net.h"
 
@@ -247,23 +248,6 @@ static int to_mono(struct ptp_net *n, int64_t ts, int64_t *mono, int64_t *error)
 	return 0;
 }
 
-/* The SO_TIMESTAMPING stamp in a message's control data, 0 if none. */
-static int64_t cmsg_stamp(const struct ptp_net *n, struct msghdr *msg)
-{
-	struct cmsghdr *c;
-
-	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		const struct scm_timestamping *st;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_TIMESTAMPING ||
-		    c->cmsg_len < CMSG_LEN(sizeof(*st)))
-			continue;
-		st = (const void *)CMSG_DATA(c);
-		return timespec_ns(&st->ts[n->hw ? 2 : 0]);
-	}
-	return 0;
-}
-
 /*
  * Raw Ethernet: strip the header and the padding of minimum-size frames,
  * which messageLength tells from the message.
@@ -305,7 +289,7 @@ static int recv_one(struct ptp_net *n, int fd, uint8_t *buf, size_t size, struct
 	rx->have_ts = false;
 	if (fd != n->event_fd)
 		return 0;
-	ts = cmsg_stamp(n, &msg);
+	ts = net_tstamp(&msg, n->hw ? NET_TSTAMP_HARDWARE : NET_TSTAMP_SOFTWARE);
 	if (ts && !to_mono(n, ts, &rx->ts_mono, &rx->ts_err))
 		rx->have_ts = true;
 	return 0;
@@ -360,7 +344,7 @@ static int tx_stamp(struct ptp_net *n, int64_t *ts)
 			continue;
 		if (recvmsg(n->event_fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
 			continue;
-		*ts = cmsg_stamp(n, &msg);
+		*ts = net_tstamp(&msg, n->hw ? NET_TSTAMP_HARDWARE : NET_TSTAMP_SOFTWARE);
 		if (*ts)
 			return 0;
 	}
