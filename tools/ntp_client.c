@@ -222,10 +222,10 @@ static int read_errqueue(struct ntp_client *c, uint32_t want_id, int64_t *tx_rt)
  */
 static void compute(struct ntp_exchange *x, uint64_t rx)
 {
-	x->t2 = ntp_ts_to_unix_ns(rx, x->t1);
-	x->t3 = ntp_ts_to_unix_ns(x->reply.transmit_ts, x->t1);
-	x->offset_ns = ((x->t2 - x->t1) + (x->t3 - x->t4)) / 2;
-	x->delay_ns = (x->t4 - x->t1) - (x->t3 - x->t2);
+	x->t2 = ntp_ts_to_unix_ns(rx, x->ours.t1);
+	x->t3 = ntp_ts_to_unix_ns(x->reply.transmit_ts, x->ours.t1);
+	x->offset_ns = ((x->t2 - x->ours.t1) + (x->t3 - x->ours.t4)) / 2;
+	x->delay_ns = (x->ours.t4 - x->ours.t1) - (x->t3 - x->t2);
 	if (x->delay_ns < 0)
 		x->verdict = NTP_NEGATIVE_DELAY;
 }
@@ -301,21 +301,12 @@ void ntp_client_forget(struct ntp_client *c)
 static void complete(struct ntp_client *c, struct ntp_exchange *x)
 {
 	struct ntp_answered now = {
-		.valid = true, .server_rx = x->reply.receive_ts,
-		.t1 = x->t1, .t4 = x->t4, .base1 = x->base1, .base4 = x->base4,
-		.local_err_ns = x->local_err_ns,
-		.kernel_t1 = x->kernel_t1, .kernel_t4 = x->kernel_t4,
+		.valid = true, .server_rx = x->reply.receive_ts, .ours = x->ours,
 	};
 	uint64_t rx = x->reply.receive_ts;
 
 	if (x->interleaved) {
-		x->t1 = c->last.t1;
-		x->t4 = c->last.t4;
-		x->base1 = c->last.base1;
-		x->base4 = c->last.base4;
-		x->local_err_ns = c->last.local_err_ns;
-		x->kernel_t1 = c->last.kernel_t1;
-		x->kernel_t4 = c->last.kernel_t4;
+		x->ours = c->last.ours;
 		rx = c->last.server_rx;
 	}
 	c->last = now;
@@ -344,8 +335,8 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 	ntp_encode_request(&rq, req);
 
 	target_now(tc, &now);
-	x->t1 = now.time_ns;
-	x->base1 = now.base_ns;
+	x->ours.t1 = now.time_ns;
+	x->ours.base1 = now.base_ns;
 	if (sendto(c->fd, req, sizeof(req), 0, (struct sockaddr *)&c->addr, c->addrlen) < 0)
 		return -errno;
 	c->tx_id++;
@@ -389,17 +380,17 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 		got = take_datagram(c, buf, len, &from, &rq, x);
 	}
 
-	x->t4 = now.time_ns;
-	x->base4 = now.base_ns;
+	x->ours.t4 = now.time_ns;
+	x->ours.base4 = now.base_ns;
 	if (rx_rt) {
 		int64_t base, e, t = target_from_realtime(tc, rx_rt, &base, &e);
 
 		/* Never later than our own reading: that would be a bad conversion. */
-		if (t <= x->t4) {
-			x->t4 = t;
-			x->base4 = base;
-			x->local_err_ns += e;
-			x->kernel_t4 = true;
+		if (t <= x->ours.t4) {
+			x->ours.t4 = t;
+			x->ours.base4 = base;
+			x->ours.err_ns += e;
+			x->ours.kernel_t4 = true;
 		}
 	}
 	/* The transmit timestamp is queued long before the reply can arrive. */
@@ -408,12 +399,12 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 	if (tx_rt) {
 		int64_t base, e, t = target_from_realtime(tc, tx_rt, &base, &e);
 
-		if (t >= x->t1 && t <= x->t4) {
-			x->send_path_ns = t - x->t1;
-			x->t1 = t;
-			x->base1 = base;
-			x->local_err_ns += e;
-			x->kernel_t1 = true;
+		if (t >= x->ours.t1 && t <= x->ours.t4) {
+			x->send_path_ns = t - x->ours.t1;
+			x->ours.t1 = t;
+			x->ours.base1 = base;
+			x->ours.err_ns += e;
+			x->ours.kernel_t1 = true;
 		}
 	}
 	if (x->verdict == NTP_OK)

@@ -18,13 +18,19 @@
 /* Cookies remembered to tell duplicates and late replies from spoofs. */
 #define NTP_CLIENT_HISTORY	64
 
+/* Our end of one exchange, on the target clock. */
+struct ntp_ours {
+	int64_t t1, t4;			/* target time: request left, reply came */
+	int64_t base1, base4;		/* CLOCK_MONOTONIC of t1 and t4 */
+	int64_t err_ns;			/* our timestamping error, both ends */
+	bool kernel_t1, kernel_t4;	/* taken by the kernel */
+};
+
 /* The last exchange answered, for the next request to ask about. */
 struct ntp_answered {
 	bool valid;
 	uint64_t server_rx;		/* its reply's receive timestamp, raw */
-	int64_t t1, t4, base1, base4;	/* as in struct ntp_exchange */
-	int64_t local_err_ns;
-	bool kernel_t1, kernel_t4;
+	struct ntp_ours ours;
 };
 
 struct ntp_client {
@@ -50,14 +56,11 @@ struct ntp_exchange {
 	enum ntp_verdict verdict;	/* of the reply to this request */
 	struct ntp_packet reply;
 	bool interleaved;		/* the sample is the previous exchange's */
-	int64_t t1, t4;			/* target time: request left, reply came */
+	struct ntp_ours ours;		/* t1, t4 */
 	int64_t t2, t3;			/* server time: request came, reply left */
-	int64_t base1, base4;		/* CLOCK_MONOTONIC of t1 and t4 */
 	int64_t offset_ns;		/* ((t2 - t1) + (t3 - t4)) / 2 */
 	int64_t delay_ns;		/* (t4 - t1) - (t3 - t2) */
-	int64_t local_err_ns;		/* our timestamping error, both ends */
 	int64_t send_path_ns;		/* sendto() to the kernel's transmit stamp */
-	bool kernel_t1, kernel_t4;	/* taken by the kernel */
 	unsigned int rejected;		/* other packets rejected while waiting */
 };
 

@@ -189,11 +189,11 @@ static void to_sample(const struct ntp_exchange *x, int64_t precision_ns,
 	s->offset_ns = x->offset_ns;
 	s->delay_ns = x->delay_ns;
 	/* +1: the offset is a halved sum, truncated. */
-	s->err_ns = x->local_err_ns + precision_ns + ntp_log2_to_ns(x->reply.precision) +
-		    (int64_t)ceil((double)(x->t4 - x->t1) * drift_ppb / 1e9) + 1;
+	s->err_ns = x->ours.err_ns + precision_ns + ntp_log2_to_ns(x->reply.precision) +
+		    (int64_t)ceil((double)(x->ours.t4 - x->ours.t1) * drift_ppb / 1e9) + 1;
 	s->root_ns = ntp_short_to_ns(x->reply.root_delay) / 2 +
 		     ntp_short_to_ns(x->reply.root_dispersion);
-	s->base_ns = x->base1 + (x->base4 - x->base1) / 2;
+	s->base_ns = x->ours.base1 + (x->ours.base4 - x->ours.base1) / 2;
 	/* An interleaved t3 is the kernel's: no send path to make up for. */
 	s->shift_ns = x->interleaved ? 0 : x->send_path_ns / 2;
 }
@@ -283,7 +283,7 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 				fprintf(stderr, "lclkctl: %s: offset %lld delay %lld err %lld%s%s%s\n",
 					src->url, (long long)x.offset_ns, (long long)x.delay_ns,
 					(long long)samples[k].err_ns,
-					x.kernel_t1 ? " ktx" : "", x.kernel_t4 ? " krx" : "",
+					x.ours.kernel_t1 ? " ktx" : "", x.ours.kernel_t4 ? " krx" : "",
 					x.interleaved ? " interleaved" : "");
 		}
 		if (i + 1 < want)
