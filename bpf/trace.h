@@ -51,12 +51,22 @@ enum trace_sys {
 	TRACE_SYS_NR,
 };
 
+/*
+ * restart_syscall: not a class of its own. It continues a call that a
+ * stop or a signal without handler interrupted with -ERESTART_RESTARTBLOCK
+ * (futex, poll and select waits with a timeout), and that call is timed
+ * from its first entry to its last exit.
+ */
+#define TRACE_SYS_RESTART	0xff
+
 /* How the call ended, from its return value. */
 enum trace_outcome {
 	TRACE_OUT_DATA,		/* > 0: bytes, messages or ready descriptors */
-	TRACE_OUT_ZERO,		/* 0: EOF, timeout, futex woken */
+	TRACE_OUT_ZERO,		/* 0: EOF, timeout, futex woken; futex -EAGAIN
+				 * (its word changed before the wait) */
 	TRACE_OUT_EAGAIN,	/* -EAGAIN: nothing there yet (busy polling) */
 	TRACE_OUT_ERROR,	/* any other -errno */
+	TRACE_OUT_INTR,		/* -EINTR: a signal handler ended the call */
 	TRACE_OUT_NR,
 };
 
@@ -82,7 +92,7 @@ struct trace_hist {
 	__u64 slots[TRACE_SLOTS];
 	__u64 sum_ns;
 	__u64 bytes;
-	char comm[TRACE_COMM_LEN];	/* of the thread that made the first call */
+	char comm[TRACE_COMM_LEN];	/* of the process, at its first call */
 };
 
 /* Per-CPU counters of what the probes could not record. */
@@ -90,6 +100,10 @@ enum trace_drop {
 	TRACE_DROP_EVENTS,	/* outlier ring buffer full */
 	TRACE_DROP_STARTS,	/* too many calls in flight to time */
 	TRACE_DROP_HIST,	/* histogram map full */
+	TRACE_DROP_RECURSION,	/* probe skipped: the CPU was already in one of
+				 * ours (the kernel counts these per program) */
+	TRACE_DROP_MESSAGES,	/* message records lost: ring buffer full, or
+				 * too many sends/receives in flight */
 	TRACE_DROP_NR,
 };
 
@@ -107,6 +121,31 @@ struct trace_outlier {
 	__u8 outcome;
 	__u8 dev;
 	__u8 pad[5];
+	char comm[TRACE_COMM_LEN];	/* thread name */
+};
+
+/*
+ * One TCP send or receive of a traced process (lclkctl trace --messages),
+ * through the same ring buffer as the outliers (told apart by size): the
+ * bytes it moved as a range of the connection's sequence space, write_seq
+ * before and after a send, copied_seq before and after a receive, which
+ * both ends of the connection number alike.
+ */
+struct trace_msg {
+	__u64 begin_ns;		/* entry, CLOCK_MONOTONIC */
+	__u64 end_ns;		/* exit */
+	__u32 pid;
+	__u32 tid;
+	__u32 seq;		/* first byte */
+	__u32 len;		/* bytes */
+	__u32 cpu;		/* the CPU begin_ns was read on */
+	__u16 family;		/* AF_INET or AF_INET6 */
+	__u16 lport;		/* local port */
+	__u16 rport;		/* remote port */
+	__u8 send;		/* 1: send, 0: receive */
+	__u8 pad[1];
+	__u8 laddr[16];		/* local address: IPv4 in the first 4 bytes */
+	__u8 raddr[16];
 	char comm[TRACE_COMM_LEN];	/* thread name */
 };
 

@@ -13,6 +13,15 @@
  * model has per-CPU offsets it also reads the CPU number (rseq-backed
  * sched_getcpu()) before and after the clock, and retries on migration, so
  * the offset applied is the one of the CPU the clock was read on.
+ *
+ * Per-CPU offsets make logical time monotonic per CPU, not per thread: a
+ * thread that migrates between two reads can see time go back by the
+ * difference of the two CPUs' offsets (at most 2 * LCLK_MAX_CPU_OFFSET_NS).
+ *
+ * Where the page cannot be used - the mapping is refused in a time
+ * namespace whose CLOCK_MONOTONIC is shifted, or the CPU number is not
+ * known - lclk_now() and lclk_from_base() ask the kernel instead (one
+ * ioctl), so that every reader computes the same logical time.
  */
 #ifndef _LCLK_H
 #define _LCLK_H
@@ -24,12 +33,21 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lclk_model.h"
+
+/*
+ * sched_getcpu() is declared only with _GNU_SOURCE, which does nothing
+ * once a libc header has been included without it.
+ */
+#if defined(__GLIBC__) && !defined(__USE_GNU)
+extern int sched_getcpu(void);
+#endif
 
 struct lclk_clock {
 	int fd;
@@ -108,10 +126,40 @@ static inline void lclk_eval(const struct lclk_page *p, __s64 t, __s32 cpu,
 	out->status = lclk_status(t, status, last, LCLK_LOAD(p->holdover_ns));
 }
 
-/* Logical time now, on the calling CPU. Returns 0. */
+/*
+ * The kernel's answer (GET_TIME), where the page cannot be used. A failed
+ * ioctl still fills *out, UNSYNCED with an unknown bound, so that a caller
+ * that ignores the return value reads nothing uninitialised.
+ */
+static inline int lclk_now_ioctl(const struct lclk_clock *c,
+				 struct lclk_now *out)
+{
+	struct lclk_time t;
+
+	memset(&t, 0, sizeof(t));
+	if (ioctl(c->fd, LCLK_IOC_GET_TIME, &t) < 0) {
+		out->time_ns = 0;
+		out->bound_ns = LCLK_BOUND_UNKNOWN;
+		out->base_ns = 0;
+		out->status = LCLK_STATUS_UNSYNCED;
+		out->cpu = -1;
+		return -errno;
+	}
+	out->time_ns = t.logical_ns;
+	out->bound_ns = t.bound_ns;
+	out->base_ns = t.base_ns;
+	out->status = t.status;
+	out->cpu = (__s32)t.cpu;
+	return 0;
+}
+
+/* Logical time now, on the calling CPU. Returns 0 or -errno. */
 static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 {
 	const struct lclk_page *p = c->page;
+
+	if (!p)
+		return lclk_now_ioctl(c, out);
 
 	/*
 	 * for (;;), not do/while: a migration must restart the read, and a
@@ -126,6 +174,8 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 			__s32 cpu = sched_getcpu();
 			__s64 t = lclk_monotonic_ns();
 
+			if (cpu < 0)	/* no CPU number: the kernel knows */
+				return lclk_now_ioctl(c, out);
 			if (sched_getcpu() != cpu)
 				continue;	/* migrated: offset unknown */
 			lclk_eval(p, t, cpu, out);
@@ -139,6 +189,42 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 }
 
 /*
+ * lclk_from_base() without the page: the model from GET_MODEL (and the
+ * CPU's offset from GET_CPU_OFFSET), evaluated as lclk_eval() does. A
+ * failed ioctl leaves the reading UNSYNCED with an unknown bound.
+ */
+static inline void lclk_from_model(const struct lclk_clock *c, __s64 base_ns,
+				   __s32 cpu, struct lclk_now *out)
+{
+	struct lclk_cpu_offset co;
+	struct lclk_model m;
+	__u32 status;
+
+	memset(&m, 0, sizeof(m));
+	out->base_ns = base_ns;
+	out->cpu = cpu;
+	if (ioctl(c->fd, LCLK_IOC_GET_MODEL, &m) < 0) {
+		out->time_ns = base_ns;
+		out->bound_ns = LCLK_BOUND_UNKNOWN;
+		out->status = LCLK_STATUS_UNSYNCED;
+		return;
+	}
+	out->time_ns = lclk_logical(base_ns, m.t0_ns, m.offset_ns,
+				    lclk_ppt_to_mult(m.rate_ppt));
+	memset(&co, 0, sizeof(co));
+	co.cpu = (__u32)cpu;
+	if (cpu >= 0 && ioctl(c->fd, LCLK_IOC_GET_CPU_OFFSET, &co) == 0)
+		out->time_ns += co.offset_ns;
+	/* GET_MODEL's status is as of now: HOLDOVER stays HOLDOVER */
+	status = m.status;
+	out->bound_ns = lclk_bound(base_ns, status, m.bound0_ns,
+				   m.last_update_ns,
+				   lclk_ppb_to_mult(m.max_drift_ppb));
+	out->status = lclk_status(base_ns, status, m.last_update_ns,
+				  m.holdover_ns);
+}
+
+/*
  * Convert a CLOCK_MONOTONIC timestamp taken elsewhere (BPF, a kernel
  * timestamp) with the current model. cpu < 0: no per-CPU offset.
  */
@@ -146,6 +232,11 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 				  __s32 cpu, struct lclk_now *out)
 {
 	__u32 seq;
+
+	if (!c->page) {
+		lclk_from_model(c, base_ns, cpu, out);
+		return;
+	}
 
 	do {
 		seq = lclk_read_begin(c->page);
@@ -173,6 +264,8 @@ static inline int lclk_open(struct lclk_clock *c, const char *path)
 		goto fail;
 	}
 	map = mmap(NULL, info.mmap_size, PROT_READ, MAP_SHARED, c->fd, 0);
+	if (map == MAP_FAILED && errno == EOPNOTSUPP)
+		return 0;	/* shifted time namespace: the ioctls only */
 	if (map == MAP_FAILED)
 		goto fail;
 	c->page = map;

@@ -11,13 +11,18 @@
 #ifndef _LCLK_MODEL_H
 #define _LCLK_MODEL_H
 
+#ifndef __SIZEOF_INT128__
+#error "lclk_model.h needs __int128: a 64-bit architecture such as x86_64 or arm64"
+#endif
+
 #ifdef __KERNEL__
 #include <linux/math64.h>
 #include <linux/types.h>
 #else
 #include <linux/types.h>
 #endif
-#include "uapi/linux/lclk.h"
+/* installed as <linux/lclk.h>; in the tree under include/uapi */
+#include <linux/lclk.h>
 
 /* 10^12 = 2^12 * 5^12, so ppt * 2^40 / 10^12 = ppt * 2^28 / 5^12. */
 #define LCLK_POW5_12	244140625LL

@@ -19,9 +19,11 @@
  * keeps logical time monotonic per CPU across updates.
  */
 #include <linux/errno.h>
+#include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 
@@ -64,6 +66,15 @@ static void lclk_publish(struct lclk_page *p, const struct lclk_state *s)
 
 /* ---- setting up --------------------------------------------------------- */
 
+/*
+ * CLOCK_BOOTTIME - CLOCK_MONOTONIC: the time the system has slept since
+ * boot, as the kernel measured it (a nonstop clocksource, else the RTC).
+ */
+static s64 lclk_boot_offset_ns(void)
+{
+	return ktime_to_ns(ktime_mono_to_any(0, TK_OFFS_BOOT));
+}
+
 int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 {
 	struct lclk_state *s = &ld->state;
@@ -96,6 +107,7 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 	s->drift_mult = lclk_ppb_to_mult(drift_ppb);
 	s->status = LCLK_STATUS_UNSYNCED;
 	s->model_flags = 0;
+	s->boot_offset_ns = lclk_boot_offset_ns();
 
 	p->magic = LCLK_PAGE_MAGIC;
 	p->abi_version = LCLK_ABI_VERSION;
@@ -156,12 +168,15 @@ static int lclk_build(const struct lclk_state *old,
 		      const struct lclk_change *c, s64 now,
 		      struct lclk_state *s)
 {
+	s64 anchored, step;
+
 	*s = *old;
 
 	/* Same line, new anchor: logical(now) does not change. */
 	s->t0_ns = now;
 	s->offset_ns = old->offset_ns +
 		       lclk_scale(now - old->t0_ns, old->rate_mult);
+	anchored = s->offset_ns;
 
 	if (c->modes & LCLK_SET_RATE) {
 		s->rate_ppt = c->rate_ppt;
@@ -177,8 +192,9 @@ static int lclk_build(const struct lclk_state *old,
 	if ((c->modes & LCLK_CHANGE_STEP) &&
 	    check_add_overflow(s->offset_ns, c->step_ns, &s->offset_ns))
 		return -EOVERFLOW;
-	if (c->modes & LCLK_CHANGE_TIME)
-		s->offset_ns = c->time_ns - now;
+	if ((c->modes & LCLK_CHANGE_TIME) &&
+	    check_sub_overflow(c->time_ns, now, &s->offset_ns))
+		return -EOVERFLOW;
 	if (!lclk_offset_ok(s->offset_ns))
 		return -EOVERFLOW;
 
@@ -205,6 +221,15 @@ static int lclk_build(const struct lclk_state *old,
 	}
 	if (c->modes & LCLK_SET_UNSYNC)
 		s->status = LCLK_STATUS_UNSYNCED;
+	if ((c->modes & LCLK_CHANGE_WIDEN) &&
+	    s->status != LCLK_STATUS_UNSYNCED) {
+		/* Both offsets are within LCLK_MAX_OFFSET_NS: no overflow. */
+		step = abs(s->offset_ns - anchored);
+		if (s->bound0_ns > LCLK_MAX_BOUND_NS - step)
+			s->status = LCLK_STATUS_UNSYNCED;
+		else
+			s->bound0_ns += step;
+	}
 	return 0;
 }
 
@@ -302,15 +327,88 @@ s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu)
 	return READ_ONCE(ld->page->cpu_offset_ns[cpu]);
 }
 
-/* ---- reading ------------------------------------------------------------- */
+/* ---- system sleep -------------------------------------------------------- */
 
-/* A consistent copy of the writer's state and the base time it is for. */
-void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now)
+/*
+ * The most the kernel's measurement of a sleep can be off: the RTC it
+ * falls back to counts whole seconds.
+ */
+#define LCLK_SLEEP_ERROR_NS	NSEC_PER_SEC
+
+/*
+ * Fold a system sleep into the model. CLOCK_MONOTONIC stood still while
+ * the system slept, so logical time is behind by the sleep, and neither
+ * the bound's growth nor the holdover clock (both measured on
+ * CLOCK_MONOTONIC) saw it. Make the model what it would be had the base
+ * clock run through the sleep: logical time steps forward by the sleep,
+ * the last update moves back by it (so the bound grows by max_drift over
+ * it), the bound takes the sleep measurement's error, and the status is
+ * HOLDOVER, because no one disciplined the clock while it slept.
+ *
+ * Called on resume before user space is thawed, so that no reader of the
+ * page, which cannot see the sleep without a system call, reads the
+ * model from before it.
+ */
+void lclk_resume(struct lclk_dev *ld)
 {
+	struct lclk_state *s = &ld->state;
 	unsigned long irqflags;
+	s64 now, slept, boot;
 
 	raw_spin_lock_irqsave(&ld->lock, irqflags);
-	*st = ld->state;
-	*now = ktime_get_ns();
+	boot = lclk_boot_offset_ns();
+	slept = boot - s->boot_offset_ns;
+	if (slept <= 0) {
+		raw_spin_unlock_irqrestore(&ld->lock, irqflags);
+		return;
+	}
+	lclk_write_begin(ld->page);
+	now = ktime_get_ns();
+	s->offset_ns += lclk_scale(now - s->t0_ns, s->rate_mult);
+	s->t0_ns = now;
+	s->offset_ns = min(s->offset_ns + slept, (s64)LCLK_MAX_OFFSET_NS);
+	s->boot_offset_ns = boot;
+	if (s->status != LCLK_STATUS_UNSYNCED) {
+		s->last_update_ns -= slept;
+		s->bound0_ns += LCLK_SLEEP_ERROR_NS;
+		s->status = LCLK_STATUS_HOLDOVER;
+		if (s->bound0_ns > LCLK_MAX_BOUND_NS)
+			s->status = LCLK_STATUS_UNSYNCED;
+	}
+	lclk_publish(ld->page, s);
+	lclk_write_end(ld->page);
 	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
+
+	atomic64_inc(&ld->ctr.steps);
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+/*
+ * A consistent copy of the model and the base time it is for, taken from
+ * the page under its seqcount as every other reader does: readers are
+ * anyone who may open the device, and must never take the writer's lock
+ * (a raw spinlock with interrupts off) and so delay a writer.
+ */
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now)
+{
+	const struct lclk_page *p = ld->page;
+	u32 seq;
+
+	memset(st, 0, sizeof(*st));
+	do {
+		seq = lclk_read_begin(p);
+		st->status = READ_ONCE(p->status);
+		st->model_flags = READ_ONCE(p->model_flags);
+		st->max_drift_ppb = READ_ONCE(p->max_drift_ppb);
+		st->t0_ns = READ_ONCE(p->t0_ns);
+		st->offset_ns = READ_ONCE(p->offset_ns);
+		st->rate_ppt = READ_ONCE(p->rate_ppt);
+		st->rate_mult = READ_ONCE(p->rate_mult);
+		st->drift_mult = READ_ONCE(p->drift_mult);
+		st->bound0_ns = READ_ONCE(p->bound0_ns);
+		st->last_update_ns = READ_ONCE(p->last_update_ns);
+		st->holdover_ns = READ_ONCE(p->holdover_ns);
+		*now = ktime_get_ns();
+	} while (lclk_read_retry(p, seq));
 }

@@ -2,11 +2,15 @@
 /*
  * lclk: what the pieces of the module share.
  *
- * One struct lclk_dev per /dev/lclkN. The writer's copy of the model
+ * One struct lclk_dev per /dev/lclkN, freed with its struct device: an
+ * open file holds the device through the cdev (cdev_device_add()), so the
+ * instance and its page outlive their removal until the last close. The writer's copy of the model
  * (struct lclk_state) and the read-only page that userspace maps are both
  * changed only under lclk_dev.lock, a raw spinlock taken with interrupts
  * off: readers of the page spin while its sequence count is odd, so a
- * writer must never be preempted or interrupted half way.
+ * writer must never be preempted or interrupted half way. Readers, in the
+ * kernel too, read the page under its sequence count and never take the
+ * lock.
  */
 #ifndef _LCLK_DEV_H
 #define _LCLK_DEV_H
@@ -18,6 +22,7 @@
 #include <linux/fs.h>
 #include <linux/ptp_clock_kernel.h>
 #include <linux/spinlock.h>
+#include <linux/time_namespace.h>
 #include <linux/types.h>
 
 #include "lclk_model.h"
@@ -34,8 +39,9 @@ struct lclk_state {
 	s64 holdover_ns;
 	s64 drift_mult;
 	u32 max_drift_ppb;
-	u32 status;		/* stored: UNSYNCED or SYNCED */
+	u32 status;		/* stored: UNSYNCED, SYNCED or HOLDOVER */
 	u32 model_flags;
+	s64 boot_offset_ns;	/* CLOCK_BOOTTIME - CLOCK_MONOTONIC, last seen */
 };
 
 struct lclk_counters {
@@ -49,7 +55,7 @@ struct lclk_counters {
 struct lclk_dev {
 	unsigned int index;
 	struct cdev cdev;
-	struct device *dev;
+	struct device dev;
 
 	raw_spinlock_t lock;		/* serialises writers */
 	struct lclk_state state;	/* under lock */
@@ -73,6 +79,11 @@ struct lclk_dev {
  */
 #define LCLK_CHANGE_STEP	BIT(16)	/* add step_ns to the offset */
 #define LCLK_CHANGE_TIME	BIT(17)	/* logical(now) becomes time_ns */
+/*
+ * An unmeasured step (the PTP clock's settime and adjtime): the bound
+ * grows by the size of the step, within which the reference still lies.
+ */
+#define LCLK_CHANGE_WIDEN	BIT(18)
 
 /* One change to the model, from an ioctl or from the PTP clock. */
 struct lclk_change {
@@ -89,6 +100,20 @@ struct lclk_change {
 	s64 time_ns;
 };
 
+/*
+ * The caller's CLOCK_MONOTONIC minus the host's: non-zero in a time
+ * namespace with a monotonic offset. The page and the model are in the
+ * host's CLOCK_MONOTONIC; every base time an ioctl or read() takes or
+ * gives is in the caller's, so it is translated by this much.
+ */
+static inline s64 lclk_caller_mono_shift(void)
+{
+	struct timespec64 ts = {};
+
+	timens_add_monotonic(&ts);
+	return timespec64_to_ns(&ts);
+}
+
 /* lclk_clock.c: the model and the writer of its page */
 int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns);
 void lclk_clock_free(struct lclk_dev *ld);
@@ -97,6 +122,7 @@ int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 			u32 flags);
 s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu);
 void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now);
+void lclk_resume(struct lclk_dev *ld);
 
 /* lclk_fops.c */
 extern const struct file_operations lclk_fops;

@@ -9,6 +9,7 @@
 #include <linux/seq_file.h>
 #include <linux/vmalloc.h>
 
+#include "lclk_compat.h"
 #include "lclk_dev.h"
 
 struct lclk_dev *lclk_from_file(struct file *file)
@@ -40,9 +41,16 @@ static int lclk_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (vma->vm_pgoff)
 		return -EINVAL;
+	/*
+	 * The page is anchored to the host's CLOCK_MONOTONIC, which a reader
+	 * in a shifted time namespace cannot read: it would compute logical
+	 * time off by the shift. It reads the ioctls instead.
+	 */
+	if (lclk_caller_mono_shift())
+		return -EOPNOTSUPP;
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
-	vma->vm_flags &= ~VM_MAYWRITE;
+	lclk_vma_clear_flags(vma, VM_MAYWRITE);
 	/* Fails with -EINVAL if the mapping is larger than the page(s). */
 	return remap_vmalloc_range(vma, ld->page, 0);
 }

@@ -16,6 +16,7 @@
 #include <linux/kernel.h>
 #include <linux/cpumask.h>
 #include <linux/nospec.h>
+#include <linux/overflow.h>
 #include <linux/preempt.h>
 #include <linux/smp.h>
 #include <linux/string.h>
@@ -46,30 +47,17 @@ static long lclk_ioc_info(struct lclk_dev *ld, struct lclk_info __user *u)
 /*
  * The time on the calling CPU, with preemption off so that the CPU whose
  * offset is applied is the one the base clock was read on.
- *
- * This is the hot ioctl, so its structure moves with single loads and
- * stores inside user_access_begin() rather than copy_{from,to}_user(): for
- * 56 bytes the out-of-line string copy costs more than everything else the
- * call does. The output is still built in a zeroed local and copied whole.
  */
 static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 {
 	struct lclk_reading r;
 	struct lclk_time t;
-	unsigned int i;
-	u32 in, w;
 	int cpu;
 
-	if (!user_read_access_begin(u, sizeof(*u)))
+	if (copy_from_user(&t, u, sizeof(t)))
 		return -EFAULT;
-	unsafe_get_user(in, &u->flags, efault_read);
-	for (i = 0; i < ARRAY_SIZE(t.rsv); i++) {
-		unsafe_get_user(w, &u->rsv[i], efault_read);
-		in |= w;
-	}
-	user_read_access_end();
-	if (in)
-		return -EINVAL;	/* flags or reserved fields set */
+	if (t.flags || !lclk_rsv_zero(t.rsv))
+		return -EINVAL;
 
 	preempt_disable();
 	cpu = smp_processor_id();
@@ -78,40 +66,30 @@ static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 
 	memset(&t, 0, sizeof(t));
 	t.cpu = cpu;
-	t.base_ns = r.base_ns;
+	t.base_ns = r.base_ns + lclk_caller_mono_shift();
 	t.logical_ns = r.logical_ns;
 	t.bound_ns = r.bound_ns;
 	t.status = r.status;
 
-	if (!user_write_access_begin(u, sizeof(*u)))
-		return -EFAULT;
-	unsafe_copy_to_user((char __user *)u, (const char *)&t, sizeof(t),
-			    efault_write);
-	user_write_access_end();
-	return 0;
-
-efault_read:
-	user_read_access_end();
-	return -EFAULT;
-efault_write:
-	user_write_access_end();
-	return -EFAULT;
+	return copy_to_user(u, &t, sizeof(t)) ? -EFAULT : 0;
 }
 
 static long lclk_ioc_get_model(struct lclk_dev *ld, struct lclk_model __user *u)
 {
 	struct lclk_model m;
 	struct lclk_state st;
-	s64 now;
+	s64 now, shift;
 
 	lclk_snapshot(ld, &st, &now);
 
 	memset(&m, 0, sizeof(m));
-	m.t0_ns = st.t0_ns;
-	m.offset_ns = st.offset_ns;
+	shift = lclk_caller_mono_shift();
+	m.t0_ns = st.t0_ns + shift;
+	/* logical = base + offset: the same line in the caller's time */
+	m.offset_ns = st.offset_ns - shift;
 	m.rate_ppt = st.rate_ppt;
 	m.bound0_ns = st.bound0_ns;
-	m.last_update_ns = st.last_update_ns;
+	m.last_update_ns = st.last_update_ns ? st.last_update_ns + shift : 0;
 	m.holdover_ns = st.holdover_ns;
 	m.max_drift_ppb = st.max_drift_ppb;
 	m.status = lclk_status(now, st.status, st.last_update_ns,
@@ -168,6 +146,7 @@ static long lclk_ioc_set_model(struct lclk_dev *ld,
 {
 	struct lclk_change c;
 	struct lclk_set_model sm;
+	s64 shift;
 
 	if (copy_from_user(&sm, u, sizeof(sm)))
 		return -EFAULT;
@@ -178,8 +157,13 @@ static long lclk_ioc_set_model(struct lclk_dev *ld,
 	memset(&c, 0, sizeof(c));
 	c.modes = sm.modes;
 	c.flags = sm.flags;
-	c.t0_ns = sm.t0_ns;
+	/* t0 and offset come in the caller's CLOCK_MONOTONIC */
+	shift = lclk_caller_mono_shift();
+	c.t0_ns = sm.t0_ns ? sm.t0_ns - shift : 0;
 	c.offset_ns = sm.offset_ns;
+	if ((sm.modes & LCLK_SET_OFFSET) &&
+	    check_add_overflow(sm.offset_ns, shift, &c.offset_ns))
+		return -EINVAL;
 	c.rate_ppt = sm.rate_ppt;
 	c.bound_ns = sm.bound_ns;
 	c.holdover_ns = sm.holdover_ns;

@@ -9,15 +9,19 @@
  * pin it: the PTP core turns them into zombies on unregistration and never
  * calls into the instance again.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/kdev_t.h>
 #include <linux/module.h>
+#include <linux/pm.h>
 #include <linux/slab.h>
 #include <linux/stringify.h>
 #include <linux/time64.h>
 
+#include "lclk_compat.h"
 #include "lclk_dev.h"
 
 #define LCLK_MAX_INSTANCES	64
@@ -48,88 +52,113 @@ MODULE_PARM_DESC(holdover_s,
 
 static struct class *lclk_class;
 static dev_t lclk_devt;
-static struct lclk_dev *lclk_devs;
+static struct lclk_dev *lclk_devs[LCLK_MAX_INSTANCES];
 static unsigned int lclk_ndevs;
 
 /*
  * Anyone may read the clock; changing it takes CAP_SYS_TIME, checked per
  * ioctl, so the node can be world-readable without a udev rule.
  */
-static char *lclk_devnode(struct device *dev, umode_t *mode)
+static char *lclk_devnode(LCLK_DEVNODE_DEVICE *dev, umode_t *mode)
 {
 	if (mode)
 		*mode = 0644;
 	return NULL;
 }
 
+/*
+ * Every device of the class is resumed after timekeeping and before user
+ * space is thawed: the moment to fold the sleep into the model.
+ */
+static int __maybe_unused lclk_pm_resume(struct device *dev)
+{
+	lclk_resume(container_of(dev, struct lclk_dev, dev));
+	return 0;
+}
+
+static const struct dev_pm_ops lclk_pm_ops = {
+	SET_SYSTEM_SLEEP_PM_OPS(NULL, lclk_pm_resume)
+};
+
 static int lclk_check_params(void)
 {
 	if (instances < 1 || instances > LCLK_MAX_INSTANCES) {
-		pr_err("lclk: instances=%u is not in 1..%d\n", instances,
+		pr_err("instances=%u is not in 1..%d\n", instances,
 		       LCLK_MAX_INSTANCES);
 		return -EINVAL;
 	}
 	if ((s64)max_rate_ppb * 1000 > LCLK_MAX_RATE_PPT) {
-		pr_err("lclk: max_rate_ppb=%u is above %lld\n", max_rate_ppb,
+		pr_err("max_rate_ppb=%u is above %lld\n", max_rate_ppb,
 		       LCLK_MAX_RATE_PPT / 1000);
 		return -EINVAL;
 	}
 	if (max_drift_ppb > LCLK_MAX_DRIFT_PPB) {
-		pr_err("lclk: max_drift_ppb=%u is above %u\n", max_drift_ppb,
+		pr_err("max_drift_ppb=%u is above %u\n", max_drift_ppb,
 		       LCLK_MAX_DRIFT_PPB);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int lclk_create(struct lclk_dev *ld, unsigned int index)
+/* The last reference is gone: no file or mapping of the instance is left. */
+static void lclk_release(struct device *dev)
 {
-	dev_t devt = MKDEV(MAJOR(lclk_devt), index);
+	struct lclk_dev *ld = container_of(dev, struct lclk_dev, dev);
+
+	lclk_clock_free(ld);
+	kfree(ld);
+}
+
+static int lclk_create(unsigned int index)
+{
+	struct lclk_dev *ld;
 	int err;
 
+	ld = kzalloc(sizeof(*ld), GFP_KERNEL);
+	if (!ld)
+		return -ENOMEM;
 	ld->index = index;
 	ld->max_rate_ppt = (s64)max_rate_ppb * 1000;
 	ld->default_drift_ppb = max_drift_ppb;
 	err = lclk_clock_init(ld, max_drift_ppb,
 			      (s64)holdover_s * NSEC_PER_SEC);
-	if (err)
+	if (err) {
+		kfree(ld);
 		return err;
+	}
 
+	/* From here on the device's release frees the instance. */
+	device_initialize(&ld->dev);
+	ld->dev.class = lclk_class;
+	ld->dev.devt = MKDEV(MAJOR(lclk_devt), index);
+	ld->dev.release = lclk_release;
 	cdev_init(&ld->cdev, &lclk_fops);
 	ld->cdev.owner = THIS_MODULE;
-	err = cdev_add(&ld->cdev, devt, 1);
-	if (err)
-		goto free_clock;
-
-	ld->dev = device_create(lclk_class, NULL, devt, ld, "lclk%u", index);
-	if (IS_ERR(ld->dev)) {
-		err = PTR_ERR(ld->dev);
-		goto del_cdev;
+	err = dev_set_name(&ld->dev, "lclk%u", index);
+	if (!err)
+		err = cdev_device_add(&ld->cdev, &ld->dev);
+	if (err) {
+		put_device(&ld->dev);
+		return err;
 	}
 
 	/* The character device works without it; a failure only warns. */
 	lclk_ptp_register(ld);
+	lclk_devs[index] = ld;
 	return 0;
-
-del_cdev:
-	cdev_del(&ld->cdev);
-free_clock:
-	lclk_clock_free(ld);
-	return err;
 }
 
 static void lclk_destroy(struct lclk_dev *ld)
 {
 	lclk_ptp_unregister(ld);
-	device_destroy(lclk_class, ld->cdev.dev);
-	cdev_del(&ld->cdev);
-	lclk_clock_free(ld);
+	cdev_device_del(&ld->cdev, &ld->dev);
+	put_device(&ld->dev);
 }
 
 static void lclk_destroy_all(void)
 {
 	while (lclk_ndevs)
-		lclk_destroy(&lclk_devs[--lclk_ndevs]);
+		lclk_destroy(lclk_devs[--lclk_ndevs]);
 }
 
 static int __init lclk_init(void)
@@ -140,36 +169,38 @@ static int __init lclk_init(void)
 	if (err)
 		return err;
 
-	lclk_devs = kcalloc(instances, sizeof(*lclk_devs), GFP_KERNEL);
-	if (!lclk_devs)
-		return -ENOMEM;
-
 	err = alloc_chrdev_region(&lclk_devt, 0, instances, "lclk");
 	if (err)
-		goto free_devs;
+		return err;
 
-	lclk_class = class_create(THIS_MODULE, "lclk");
+	lclk_class = lclk_class_create("lclk");
 	if (IS_ERR(lclk_class)) {
 		err = PTR_ERR(lclk_class);
 		goto free_region;
 	}
 	lclk_class->devnode = lclk_devnode;
+	lclk_class->pm = &lclk_pm_ops;
 
+	/*
+	 * Once /dev/lclk0 exists it may be open or mapped, and init must not
+	 * fail: a failed init frees the module under its open files, which
+	 * pin nothing then. So a later instance that cannot be created leaves
+	 * the module with the ones before it, loudly.
+	 */
 	for (lclk_ndevs = 0; lclk_ndevs < instances; lclk_ndevs++) {
-		err = lclk_create(&lclk_devs[lclk_ndevs], lclk_ndevs);
+		err = lclk_create(lclk_ndevs);
+		if (err && lclk_ndevs)
+			pr_err("instance %u failed (%d): %u of %u instances\n",
+			       lclk_ndevs, err, lclk_ndevs, instances);
 		if (err)
-			goto destroy;
+			break;
 	}
-	return 0;
+	if (lclk_ndevs)
+		return 0;
 
-destroy:
-	lclk_destroy_all();
 	class_destroy(lclk_class);
 free_region:
 	unregister_chrdev_region(lclk_devt, instances);
-free_devs:
-	kfree(lclk_devs);
-	lclk_devs = NULL;
 	return err;
 }
 
@@ -178,7 +209,6 @@ static void __exit lclk_exit(void)
 	lclk_destroy_all();
 	class_destroy(lclk_class);
 	unregister_chrdev_region(lclk_devt, instances);
-	kfree(lclk_devs);
 }
 
 module_init(lclk_init);

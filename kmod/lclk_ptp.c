@@ -7,9 +7,17 @@
  * The PTP clock is the instance's logical clock without per-CPU offsets: a
  * device clock whose reading must not depend on the CPU that happens to
  * run the caller. settime and adjtime may step backwards (the PTP API has
- * no way to ask first); such steps are counted like any other. Access is
- * controlled by the PTP core: changes need /dev/ptpN open for writing.
+ * no way to ask first); such steps are counted like any other.
+ *
+ * A change through the PTP clock steers the same clock as the lclk
+ * ioctls, so it takes the same privilege, CAP_SYS_TIME, on top of the PTP
+ * core's check that /dev/ptpN is open for writing: a device node handed to
+ * a group or into a container must not steer the clock. A step says
+ * nothing about how right the new time is, so it widens the bound by its
+ * size: the reference that was within the bound before the step is
+ * within bound + |step| after it.
  */
+#include <linux/capability.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/ptp_clock_kernel.h>
@@ -26,6 +34,11 @@ static int lclk_ptp_change(struct lclk_dev *ld, struct lclk_change *c)
 {
 	int err;
 
+	/* The PTP core calls in the context of the caller's system call. */
+	if (!capable(CAP_SYS_TIME)) {
+		atomic64_inc(&ld->ctr.rejected);
+		return -EPERM;
+	}
 	c->flags = LCLK_ALLOW_BACKWARD;
 	err = lclk_apply(ld, c);
 	if (err)
@@ -50,7 +63,7 @@ static int lclk_ptp_settime64(struct ptp_clock_info *info,
 			      const struct timespec64 *ts)
 {
 	struct lclk_change c = {
-		.modes = LCLK_CHANGE_TIME,
+		.modes = LCLK_CHANGE_TIME | LCLK_CHANGE_WIDEN,
 		.time_ns = timespec64_to_ns(ts),
 	};
 
@@ -60,7 +73,7 @@ static int lclk_ptp_settime64(struct ptp_clock_info *info,
 static int lclk_ptp_adjtime(struct ptp_clock_info *info, s64 delta)
 {
 	struct lclk_change c = {
-		.modes = LCLK_CHANGE_STEP,
+		.modes = LCLK_CHANGE_STEP | LCLK_CHANGE_WIDEN,
 		.step_ns = delta,
 	};
 
@@ -104,9 +117,9 @@ void lclk_ptp_register(struct lclk_dev *ld)
 	info->adjfine = lclk_ptp_adjfine;
 	info->enable = lclk_ptp_enable;
 
-	ptp = ptp_clock_register(info, ld->dev);
+	ptp = ptp_clock_register(info, &ld->dev);
 	if (IS_ERR_OR_NULL(ptp)) {
-		dev_notice(ld->dev, "no PTP clock (%d), /dev/lclk%u only\n",
+		dev_notice(&ld->dev, "no PTP clock (%d), /dev/lclk%u only\n",
 			   PTR_ERR_OR_ZERO(ptp), ld->index);
 		return;
 	}

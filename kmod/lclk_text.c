@@ -46,7 +46,7 @@ int lclk_text_show(struct seq_file *m, void *unused)
 {
 	struct lclk_dev *ld = m->private;
 	struct lclk_state st;
-	s64 now, logical;
+	s64 now, logical, bound, since, shift;
 	unsigned int cpu;
 	u32 status;
 
@@ -54,6 +54,17 @@ int lclk_text_show(struct seq_file *m, void *unused)
 	logical = lclk_logical(now, st.t0_ns, st.offset_ns, st.rate_mult);
 	status = lclk_status(now, st.status, st.last_update_ns,
 			     st.holdover_ns);
+	bound = lclk_bound(now, st.status, st.bound0_ns, st.last_update_ns,
+			   st.drift_mult);
+	since = st.last_update_ns ? now - st.last_update_ns : -1LL;
+
+	/* Base times in the reader's CLOCK_MONOTONIC (time namespaces). */
+	shift = lclk_caller_mono_shift();
+	now += shift;
+	st.t0_ns += shift;
+	st.offset_ns -= shift;
+	if (st.last_update_ns)
+		st.last_update_ns += shift;
 
 	seq_printf(m, "device: lclk%u\n", ld->index);
 	seq_printf(m, "abi_version: %d\n", LCLK_ABI_VERSION);
@@ -61,17 +72,14 @@ int lclk_text_show(struct seq_file *m, void *unused)
 	lclk_show_date(m, logical, st.model_flags & LCLK_MODEL_TAI);
 	seq_printf(m, "logical_ns: %lld\n", logical);
 	seq_printf(m, "base_ns: %lld\n", now);
-	seq_printf(m, "bound_ns: %lld\n",
-		   lclk_bound(now, st.status, st.bound0_ns, st.last_update_ns,
-			      st.drift_mult));
+	seq_printf(m, "bound_ns: %lld\n", bound);
 	seq_printf(m, "offset_ns: %lld\n", st.offset_ns);
 	seq_printf(m, "t0_ns: %lld\n", st.t0_ns);
 	seq_printf(m, "rate_ppt: %lld\n", st.rate_ppt);
 	seq_printf(m, "bound0_ns: %lld\n", st.bound0_ns);
 	seq_printf(m, "max_drift_ppb: %u\n", st.max_drift_ppb);
 	seq_printf(m, "last_update_ns: %lld\n", st.last_update_ns);
-	seq_printf(m, "since_update_ns: %lld\n",
-		   st.last_update_ns ? now - st.last_update_ns : -1LL);
+	seq_printf(m, "since_update_ns: %lld\n", since);
 	seq_printf(m, "holdover_ns: %lld\n", st.holdover_ns);
 	seq_printf(m, "timescale: %s\n",
 		   st.model_flags & LCLK_MODEL_TAI ? "tai" : "utc");

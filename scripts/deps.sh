@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install, from Debian's packages only, what building and testing lclk needs.
-# Idempotent: asks apt only for packages that are missing.
+# Idempotent: asks apt only for packages that are missing. flex, bison, bc
+# and dwarves (pahole, for BTF) build the debug kernel (make debug-kernel);
+# python3-mypy checks the Python package's types (python/tests/test_types.py).
 set -eu
 
 PKGS="make gcc libc6-dev pkg-config git
@@ -8,7 +10,9 @@ linux-image-amd64 linux-headers-amd64 linux-source
 clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 qemu-system-x86 busybox-static cpio kmod sparse
 chrony linuxptp openmpi-bin libopenmpi-dev bpftrace iproute2
-python3 protobuf-compiler sntp systemd dkms"
+python3 protobuf-compiler sntp systemd dkms debootstrap
+python3-dev python3-pip python3-setuptools python3-wheel python3-torch python3-mypy
+flex bison bc dwarves"
 
 missing=""
 for p in $PKGS; do

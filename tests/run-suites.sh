@@ -1,9 +1,9 @@
 #!/bin/bash
 # Run every test suite, host and VM, and sum their TAP:
-#   unit         build/tests/host/*          (this machine)
+#   unit         build/tests/host/*, python/tests/test_*.py  (this machine)
 #   fuzz         build/tests/fuzz/*          (libFuzzer, briefly)
 #   integration  tests/integration/*.sh      (this machine, as root)
-#   vm           tests/guest/run.sh in the VM (module loaded)
+#   vm           tests/guest/run.sh in the VM, on every kernel of the matrix
 #   selftest     tests/vm/selftest.sh        (the test bed catches failures)
 #   demo         tests/vm/demo.sh            ("make demo" runs and shows a synced clock)
 # Usage: tests/run-suites.sh [SUITE...]   (default: all, in that order)
@@ -16,25 +16,28 @@ logs=${LCLK_LOG_DIR:-build/test-logs}
 mkdir -p "$logs"
 passed=0 failed=0 skipped=0
 fuzz_seconds=${LCLK_FUZZ_SECONDS:-10}
-vm_timeout=${LCLK_VM_TIMEOUT:-1500}
+vm_timeout=${LCLK_VM_TIMEOUT:-2400}
 
 # run_tap NAME CMD...: run CMD, show and log its output, count its TAP lines.
 # A command that fails without a "not ok" line counts as one failure.
 run_tap() {
-	local name=$1 log=$logs/$1.log rc p f s
+	local name=$1 log=$logs/$1.log rc p f s wholly
 	shift
 	echo "# ---- $name: $*"
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -cE '^ok( |$)' "$log" | head -n 1)
 	s=$(grep -cE '^ok( |$).*# *(SKIP|skip)' "$log" | head -n 1)
+	# A test that skips whole says so in its plan ("1..0 # SKIP why"):
+	# one skip, so that it is never silently absent from the count.
+	wholly=$(grep -cE '^1\.\.0 *# *(SKIP|skip)' "$log" | head -n 1)
 	f=$(grep -cE '^not ok( |$)' "$log" | head -n 1)
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "not ok - $name exited with status $rc"
 		f=1
 	fi
 	passed=$((passed + p - s))
-	skipped=$((skipped + s))
+	skipped=$((skipped + s + wholly))
 	failed=$((failed + f))
 }
 
@@ -43,6 +46,9 @@ suite_unit() {
 	for t in build/tests/host/*; do
 		[ -x "$t" ] && run_tap "unit-$(basename "$t")" "$t"
 	done
+	# The Python package as "make python" built it, with Debian's interpreter.
+	run_tap unit-python env PYTHONPATH=build/python/lib /usr/bin/python3 \
+		python/tests/tap.py python/tests/test_*.py
 }
 
 fuzz_one() {
@@ -69,15 +75,92 @@ suite_fuzz() {
 	done
 }
 
+# A test that hangs fails alone instead of holding up the run.
 suite_integration() {
 	local t
 	for t in tests/integration/*.sh; do
-		[ -x "$t" ] && run_tap "integration-$(basename "$t" .sh)" "$t"
+		[ -x "$t" ] && run_tap "integration-$(basename "$t" .sh)" \
+			timeout -k 10 "${LCLK_INTEGRATION_TIMEOUT:-900}" "$t"
 	done
 }
 
+# The guest suite on every kernel of the matrix (tests/vm/kernels), and on
+# the debug kernel once it is built, each with the module "make matrix"
+# built for it. LCLK_VM_KERNELS narrows the list and LCLK_MODULE replaces
+# the module (the test bed's self-test boots one kernel with a module of
+# its own).
+#
+# Each kernel's suite runs in two VMs, so that the VMs take similar times:
+# the kernel-level tests, and the daemon's, protocols' and PyTorch's tests,
+# which exercise lclkctl and the Python package more than the kernel.
+#
+# Tests that suspend the guest must not touch the host root after it: each
+# runs alone in a VM of its own, from a root in memory (tests/vm/ram-root.sh),
+# in the full suite and when LCLK_GUEST_TESTS names it.
+#
+# A VM runs on one host thread (tests/vm/vm-run), so LCLK_VM_JOBS of them
+# (default: one per CPU) run side by side; their results are shown and
+# counted in a fixed order once all are done.
+userspace_tests='^tests/guest/(daemon|daemon_ptp|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
+ram_root_tests='^build/tests/guest/lclk_suspend$'
+
+# vm_job NAME KERNEL SKIP TESTS [RAM_TEST]: the guest suite in a VM, or
+# RAM_TEST alone from a root in memory, into $logs/NAME.out.
+vm_job() {
+	local name=$1 k=$2 start=$SECONDS module cmd=(tests/guest/run.sh) timeout=$vm_timeout
+	module=${LCLK_MODULE:-build/kernels/$k/lclk.ko}
+	# One short test: a hung resume should not hold up the run for long.
+	[ -z "${5:-}" ] || cmd=(tests/vm/ram-root.sh "$module" "$5") timeout=600
+	env LCLK_MODULE="$module" LCLK_GUEST_SKIP="$3" LCLK_GUEST_TESTS="$4" \
+		tests/vm/vm-run -k "$k" -s 4 -t "$timeout" -- "${cmd[@]}" \
+		>"$logs/$name.out" 2>&1
+	echo $? >"$logs/$name.rc"
+	echo "# $name: finished in $((SECONDS - start)) s"
+}
+
+vm_result() {
+	cat "$logs/$1.out"
+	return "$(cat "$logs/$1.rc")"
+}
+
 suite_vm() {
-	run_tap vm tests/vm/vm-run -s 4 -t "$vm_timeout" -- tests/guest/run.sh
+	local k t kernels_=() lclkctl_tests picked ram_tests chosen= names=() kernels=() skips=()
+	local tests=() ram=() i
+	read -ra kernels_ <<<"${LCLK_VM_KERNELS:-$(scripts/kernel-cache --list | tr '\n' ' ')}"
+	lclkctl_tests=$(printf '%s\n' tests/guest/*.sh | grep -E "$userspace_tests" | tr '\n' ' ')
+	if [ -n "${LCLK_GUEST_TESTS:-}" ]; then
+		picked=$(tr ' ' '\n' <<<"$LCLK_GUEST_TESTS")
+		chosen=$(grep -vE "$ram_root_tests" <<<"$picked" | tr '\n' ' ')
+	else
+		picked=$(printf '%s\n' build/tests/guest/*)
+	fi
+	ram_tests=$(grep -E "$ram_root_tests" <<<"$picked" | tr '\n' ' ')
+	for k in "${kernels_[@]}"; do
+		if [ -z "${LCLK_GUEST_TESTS:-}" ]; then
+			names+=("vm-$k") kernels+=("$k") skips+=("$userspace_tests|$ram_root_tests")
+			tests+=("") ram+=("")
+		elif [ -n "$chosen" ]; then
+			names+=("vm-$k") kernels+=("$k") skips+=("") tests+=("$chosen") ram+=("")
+		fi
+	done
+	for k in "${kernels_[@]}"; do
+		[ -z "${LCLK_GUEST_TESTS:-}" ] &&
+			names+=("vm-$k-lclkctl") kernels+=("$k") skips+=("") tests+=("$lclkctl_tests") ram+=("")
+		for t in $ram_tests; do
+			names+=("vm-$k-$(basename "$t")") kernels+=("$k") skips+=("") tests+=("") ram+=("$t")
+		done
+	done
+	for i in "${!names[@]}"; do
+		while [ "$(jobs -rp | wc -l)" -ge "${LCLK_VM_JOBS:-$(nproc)}" ]; do
+			wait -n
+		done
+		echo "# ${names[$i]}: started on ${kernels[$i]}"
+		vm_job "${names[$i]}" "${kernels[$i]}" "${skips[$i]}" "${tests[$i]}" "${ram[$i]}" &
+	done
+	wait
+	for i in "${!names[@]}"; do
+		run_tap "${names[$i]}" vm_result "${names[$i]}"
+	done
 }
 
 suite_selftest() {

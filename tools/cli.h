@@ -73,4 +73,7 @@ extern const struct cli_cmd cmd_trace;
 extern const struct cli_cmd cmd_daemon;
 extern const struct cli_cmd cmd_serve;
 
+/* lclkctl trace merge, dispatched by lclkctl trace. */
+int cmd_trace_merge_run(int argc, char **argv, struct cli_global *g);
+
 #endif /* LCLK_CLI_H */

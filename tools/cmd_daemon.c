@@ -2,8 +2,9 @@
 /*
  * lclkctl daemon: keep a logical clock synchronised. The event loop: the
  * synchronisation itself (daemon.c) wakes it through its runners' pipe and
- * its timers; signals arrive through a signalfd; the control socket and the
- * metrics endpoint are answered in between, one short request at a time.
+ * its timers; signals arrive through a signalfd; the clients of the control
+ * socket and the metrics endpoint are served in between, never blocking
+ * (daemon_clients.h): no client can delay an update or a correction's end.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,13 +18,14 @@
 
 #include "cli.h"
 #include "daemon.h"
+#include "daemon_clients.h"
 #include "daemon_ctl.h"
 #include "daemon_log.h"
 #include "metrics_http.h"
 
 #define DEFAULT_CONFIG	"/etc/lclk/lclk.conf"
 
-enum { FD_SIGNAL, FD_WAKE, FD_CTL, FD_METRICS, NR_FDS };
+enum { FD_SIGNAL, FD_WAKE, FD_CTL, FD_METRICS, FD_CLIENTS };
 
 struct endpoints {
 	int ctl, metrics;
@@ -79,6 +81,8 @@ static void reload(struct daemon *d, struct endpoints *e, const char *path)
 		return;
 	}
 	log_setup(c.log_level, c.log_syslog);
+	/* Endpoints are bound while no runner thread runs (see ctl_listen()). */
+	daemon_stop_sources(d);
 	if (strcmp(c.control, d->cfg.control) || strcmp(c.metrics, d->cfg.metrics)) {
 		close_endpoints(e);
 		if (open_endpoints(&ne, &c) == 0) {
@@ -94,40 +98,68 @@ static void reload(struct daemon *d, struct endpoints *e, const char *path)
 	daemon_reload(d, &c);
 }
 
+static const struct daemon_report *report_of(void *d)
+{
+	return daemon_report(d);
+}
+
+/* The next thing to do, as a poll() timeout in ms (rounded up). */
+static int timeout_ms(const struct daemon *d, const struct clients *cl)
+{
+	int64_t t = daemon_next_event(d), c = clients_next_deadline(cl);
+	int64_t wait = (c < t ? c : t) - daemon_now_ns();
+
+	return wait <= 0 ? 0 : wait > INT32_MAX * 1000000LL ? INT32_MAX :
+	       (int)((wait + 999999) / 1000000);
+}
+
 static int loop(struct daemon *d, struct endpoints *e, const char *path, int sfd)
 {
+	struct clients cl;
+	int ret;
+
+	clients_init(&cl, report_of, d);
 	for (;;) {
-		struct pollfd p[NR_FDS] = {
+		struct pollfd p[FD_CLIENTS + CLIENTS_MAX] = {
 			[FD_SIGNAL] = { .fd = sfd, .events = POLLIN },
 			[FD_WAKE] = { .fd = d->wake[0], .events = POLLIN },
-			[FD_CTL] = { .fd = e->ctl, .events = POLLIN },
-			[FD_METRICS] = { .fd = e->metrics, .events = POLLIN },
+			/* With every slot taken, newcomers wait in the backlog. */
+			[FD_CTL] = { .fd = clients_room(&cl) ? e->ctl : -1, .events = POLLIN },
+			[FD_METRICS] = { .fd = clients_room(&cl) ? e->metrics : -1, .events = POLLIN },
 		};
-		int64_t wait = daemon_next_event(d) - daemon_now_ns();
-		int timeout = wait <= 0 ? 0 : (int)((wait + 999999) / 1000000);
+		unsigned int n = clients_pollfds(&cl, p + FD_CLIENTS);
 		struct signalfd_siginfo si;
+		bool reloaded = false;
 
-		if (poll(p, NR_FDS, timeout) < 0 && errno != EINTR) {
+		if (poll(p, FD_CLIENTS + n, timeout_ms(d, &cl)) < 0 && errno != EINTR) {
 			log_err("poll: %s", strerror(errno));
-			return EXIT_FAIL;
+			ret = EXIT_FAIL;
+			break;
 		}
 		if ((p[FD_SIGNAL].revents & POLLIN) &&
 		    read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				log_notice("SIGHUP: reloading %s", path);
 				reload(d, e, path);
+				reloaded = true;	/* the endpoints may have moved */
 			} else {
 				log_notice("%s: exiting, the clock keeps its model",
 					   strsignal(si.ssi_signo));
-				return EXIT_OK;
+				ret = EXIT_OK;
+				break;
 			}
 		}
 		daemon_run_due(d, daemon_now_ns());
+		clients_run(&cl, p + FD_CLIENTS, n, daemon_now_ns());
+		if (reloaded)
+			continue;
 		if (p[FD_CTL].revents & POLLIN)
-			ctl_serve(e->ctl, daemon_report(d));
+			clients_accept(&cl, e->ctl, CLIENT_CONTROL, daemon_now_ns());
 		if (p[FD_METRICS].revents & POLLIN)
-			metrics_serve(e->metrics, daemon_report(d));
+			clients_accept(&cl, e->metrics, CLIENT_METRICS, daemon_now_ns());
 	}
+	clients_close_all(&cl);
+	return ret;
 }
 
 static int run(int argc, char **argv, struct cli_global *g)
@@ -186,15 +218,22 @@ static int run(int argc, char **argv, struct cli_global *g)
 		log_err("daemon: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
-	/* Runner threads inherit the mask: they never take these signals. */
-	ret = daemon_init(d, &c);
-	if (!ret && open_endpoints(&e, &c))
+	/*
+	 * The endpoints first: a daemon already answering on the control
+	 * socket is found before anything touches the clock, and they are
+	 * bound while no runner thread runs (see ctl_listen()). Runner
+	 * threads inherit the signal mask: they never take these signals.
+	 */
+	if (open_endpoints(&e, &c)) {
 		ret = EXIT_FAIL;
-	if (!ret) {
-		ret = loop(d, &e, path, sfd);
-		close_endpoints(&e);
+		goto out;
 	}
+	ret = daemon_init(d, &c);
+	if (!ret)
+		ret = loop(d, &e, path, sfd);
+	close_endpoints(&e);
 	daemon_fini(d);
+out:
 	free(d);
 	close(sfd);
 	return ret;

@@ -9,7 +9,9 @@
 #include <linux/net_tstamp.h>
 #include <math.h>
 #include <netdb.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +29,45 @@
 #define OPT_RATE	0x100
 #define OPT_BURST	0x101
 #define OPT_STRATUM	0x102
+#define OPT_ALLOW	0x103
 
+/* Who runs serve once the port is bound, as chronyd's -u. */
+#define SERVE_DEFAULT_USER	"nobody"
 /* Without a daemon to ask: as if following a stratum-1 server. */
 #define SERVE_DEFAULT_STRATUM	2
 /* How often the daemon is asked which stratum to announce. */
 #define STRATUM_REFRESH_NS	10000000000LL
 
 struct serve_opts {
-	const char *addr, *port;
+	const char *addr, *port, *user;
 	double rate, burst;
 	int stratum;		/* fixed by --stratum; 0: the daemon's */
+	struct ntp_allow allow;	/* clients served */
 };
+
+/*
+ * Once the port is bound and the device open, root is needed no more:
+ * reading the mapped clock, the socket's timestamps and the daemon's
+ * control socket (world-connectable) need no privilege. As chronyd's -u,
+ * "root" keeps it.
+ */
+static int drop_privileges(const char *user)
+{
+	struct passwd *pw;
+
+	if (geteuid() != 0 || !strcmp(user, "root"))
+		return 0;
+	pw = getpwnam(user);
+	if (!pw) {
+		fprintf(stderr, "lclkctl serve: no user %s to run as (--user)\n", user);
+		return -1;
+	}
+	if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
+		fprintf(stderr, "lclkctl serve: becoming %s: %s\n", user, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
 static int open_socket(const struct serve_opts *o, char *err, size_t len)
 {
@@ -215,7 +245,8 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 				rx.base_ns = base;
 			}
 		}
-		if (!ntp_server_request(buf, n, &req) ||
+		if (!ntp_allow_match(&o->allow, (struct sockaddr *)&from) ||
+		    !ntp_server_request(buf, n, &req) ||
 		    !ratelimit_allow(rl, (struct sockaddr *)&from, rx.base_ns))
 			continue;
 		c.receive_ns = rx.time_ns;
@@ -259,17 +290,20 @@ static int run(int argc, char **argv, struct cli_global *g)
 		{ "rate",	required_argument, NULL, OPT_RATE },
 		{ "burst",	required_argument, NULL, OPT_BURST },
 		{ "stratum",	required_argument, NULL, OPT_STRATUM },
+		{ "allow",	required_argument, NULL, OPT_ALLOW },
+		{ "user",	required_argument, NULL, 'u' },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
 	const struct cli_cmd *cmd = &cmd_serve;
-	struct serve_opts o = { .addr = "0.0.0.0", .port = "123", .rate = 2, .burst = 8 };
+	struct serve_opts o = { .addr = "0.0.0.0", .port = "123", .rate = 2, .burst = 8,
+				.user = SERVE_DEFAULT_USER };
 	struct target_clock tc;
 	char err[256];
 	long long v;
 	int opt, ret = -1, fd;
 
-	while ((opt = cli_getopt(argc, argv, "a:p:" CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
+	while ((opt = cli_getopt(argc, argv, "a:p:u:" CLI_COMMON_SHORTOPTS, opts, cmd, g, &ret)) != -1) {
 		switch (opt) {
 		case 'a':
 			o.addr = optarg;
@@ -294,6 +328,15 @@ static int run(int argc, char **argv, struct cli_global *g)
 				return cli_usage_error(cmd, "--stratum: %lld is not in 1..15", v);
 			o.stratum = v;
 			break;
+		case OPT_ALLOW:
+			if (ntp_allow_add(&o.allow, optarg))
+				return cli_usage_error(cmd, "--allow %s: %s", optarg,
+						       o.allow.n == NTP_ALLOW_MAX ? "too many networks" :
+						       "expected ADDR, ADDR/PREFIX or all");
+			break;
+		case 'u':
+			o.user = optarg;
+			break;
 		default:
 			return cli_usage_error(cmd, "bad option");
 		}
@@ -304,6 +347,10 @@ static int run(int argc, char **argv, struct cli_global *g)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!(o.rate > 0) || o.burst < 1)
 		return cli_usage_error(cmd, "--rate must be positive and --burst at least 1");
+	/* As chronyd, no one is served unless allowed; this host itself is by default. */
+	if (!o.allow.n && (ntp_allow_add(&o.allow, "127.0.0.0/8") ||
+			   ntp_allow_add(&o.allow, "::1")))
+		return EXIT_FAIL;
 
 	ret = target_open(&tc, g->device, false);
 	if (ret) {
@@ -319,6 +366,11 @@ static int run(int argc, char **argv, struct cli_global *g)
 		target_close(&tc);
 		return fd == -EACCES || fd == -EPERM ? EXIT_PERM : EXIT_FAIL;
 	}
+	if (drop_privileges(o.user)) {
+		close(fd);
+		target_close(&tc);
+		return EXIT_PERM;
+	}
 	ret = serve(fd, &tc, &o, g->verbose);
 	close(fd);
 	target_close(&tc);
@@ -329,7 +381,8 @@ const struct cli_cmd cmd_serve = {
 	.name = "serve",
 	.summary = "answer NTP requests from the logical clock",
 	.usage =
-	"Usage: lclkctl serve [-a ADDR] [-p PORT] [--rate N] [--burst N] [--stratum N]\n"
+	"Usage: lclkctl serve [-a ADDR] [-p PORT] [--allow NET]... [-u USER] [--rate N]\n"
+	"                     [--burst N] [--stratum N]\n"
 	"\n"
 	"Answer NTP client requests (RFC 5905 mode 4) with the logical time of\n"
 	"the device, so other hosts can use this one as their reference (as an\n"
@@ -340,12 +393,19 @@ const struct cli_cmd cmd_serve = {
 	"Requests are stamped by the kernel as they arrive, and replies as they\n"
 	"leave: a client asking in interleaved mode (lclkctl; chronyd with\n"
 	"xleave) gets the real departure time of its previous reply.\n"
-	"Other modes and junk get no answer; each client address may send --rate\n"
-	"requests per second on average, --burst at once (more are dropped).\n"
-	"Runs in the foreground until killed.\n"
+	"Other modes and junk get no answer; only clients in an --allow network\n"
+	"are answered (as chronyd's \"allow\"; without one, only this host, over\n"
+	"loopback); each client address may send --rate requests per second on\n"
+	"average, --burst at once (more are dropped). Started as root, serve runs\n"
+	"as --user once its port is bound and the device open. Runs in the\n"
+	"foreground until killed.\n"
 	"\n"
 	"  -a, --address ADDR  numeric IPv4 or IPv6 address to bind (default 0.0.0.0)\n"
 	"  -p, --port PORT     UDP port (default 123, which needs root)\n"
+	"      --allow NET     serve clients in NET: ADDR, ADDR/PREFIX or \"all\";\n"
+	"                      repeatable, up to 32 (default 127.0.0.0/8 and ::1)\n"
+	"  -u, --user USER     run as USER after binding (default " SERVE_DEFAULT_USER ";\n"
+	"                      \"root\" keeps root)\n"
 	"      --rate N        requests per second per client (default 2)\n"
 	"      --burst N       requests at once per client (default 8)\n"
 	"      --stratum N     stratum announced while synchronised (default: the\n"
@@ -354,7 +414,7 @@ const struct cli_cmd cmd_serve = {
 	"                      /run/lclk/lclkd.sock; 2 without a daemon)\n"
 	"\n"
 	"Examples:\n"
-	"  lclkctl serve\n"
+	"  lclkctl serve --allow 10.0.0.0/8 --allow fd00::/8\n"
 	"  lclkctl serve -a 127.0.0.1 -p 11123 -v\n",
 	.run = run,
 };

@@ -6,6 +6,7 @@
  * above a threshold stream through a ring buffer and are stamped in logical
  * time, so that traces taken on many hosts line up.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,27 +18,35 @@
 #include "json.h"
 #include "lclk.h"
 #include "perfetto.h"
+#include "trace_merge.h"
 #include "trace_probe.h"
 #include "trace_report.h"
 #include "trace_sys.h"
 
 #define NSEC_PER_MSEC	1000000LL
-/* Without --interval or --duration the loop still wakes up this often. */
+/*
+ * Without --interval or --duration the loop still wakes up this often, and
+ * moves exited processes' series out of the kernel's map.
+ */
 #define IDLE_POLL_MS	1000
 
 static const char usage[] =
 "Usage: lclkctl trace [--pid PID | --comm NAME | --cgroup PATH]... [OPTIONS]\n"
+"       lclkctl trace merge HOST.pftrace... [-o OUT.pftrace] (see merge --help)\n"
 "\n"
 "Time the system calls collective-communication libraries block or spin in\n"
 "(NCCL sockets, Gloo, Open MPI TCP): sendto recvfrom sendmsg recvmsg sendmmsg\n"
 "recvmmsg, read write readv writev on sockets, poll ppoll select pselect6,\n"
 "epoll_wait epoll_pwait epoll_pwait2, futex waits, futex_waitv and ioctl (by\n"
 "device: /dev/nvidia*, /dev/infiniband/*, other). Per process, call and\n"
-"outcome (data, zero, eagain, error): log2 latency histograms kept in the\n"
+"outcome (data, zero, eagain, error, intr): log2 latency histograms in the\n"
 "kernel, calls, blocked time, EAGAIN share and bytes moved. Calls slower\n"
 "than the threshold are outliers, stamped in logical time: CLOCK_MONOTONIC\n"
 "through the model of the lclk device (-d), or plain CLOCK_MONOTONIC, with a\n"
-"warning, when there is no device.\n"
+"warning, when there is no device. A call the kernel restarts after a stop\n"
+"or a signal is one call from its first entry to its last exit (so is a\n"
+"call a signal handler interrupted, with EINTR, and that the program makes\n"
+"again at once); a futex wait whose word had changed (EAGAIN) is zero.\n"
 "\n"
 "Filters (combined: a process must pass all; none: every process):\n"
 "      --pid PID         all threads of process PID\n"
@@ -49,19 +58,31 @@ static const char usage[] =
 "      --duration DUR    stop after DUR; default: at SIGINT or SIGTERM\n"
 "      --threshold DUR   outliers are calls of at least DUR (default 1ms)\n"
 "      --trace-out FILE  write outliers as a Perfetto trace (protobuf), one\n"
-"                        track per thread; files of several hosts can be\n"
-"                        concatenated and opened together\n"
+"                        track per thread, in the trace's clock, each with\n"
+"                        its bound; see lclkctl trace merge for many hosts\n"
+"      --messages        with --trace-out: also every TCP send and receive\n"
+"                        (tcp_sendmsg/tcp_recvmsg that moved bytes) with its\n"
+"                        connection and sequence range, which trace merge\n"
+"                        matches across hosts; needs fentry (5.12+). Records\n"
+"                        the ring buffer cannot take are counted as lost\n"
 "      --prom-out FILE   node_exporter textfile: histograms, bytes, outliers\n"
 "                        and losses since the start, replaced atomically\n"
 "      --json            one JSON object per report (and per outlier with -v)\n"
+"      --attach MODE     fentry: on the traced syscalls only (x86_64, Linux\n"
+"                        5.12+); tp_btf: on raw_syscalls, which slows every\n"
+"                        syscall of every process by ~100 ns while tracing;\n"
+"                        auto (default): fentry where the kernel allows it\n"
 "  -v, --verbose         print every outlier; -vv adds libbpf's messages\n"
 "  -d, --device DEV      lclk instance giving logical time (/dev/lclk0)\n"
 "\n"
-"Needs Linux 5.8 or later with BTF (/sys/kernel/btf/vmlinux): the probes\n"
-"attach with tp_btf (5.11+) or raw_tp and stream through a BPF ring buffer\n"
-"(5.8+); and CAP_BPF with CAP_PERFMON, or CAP_SYS_ADMIN.\n"
-"Exit status: 0 ok, 1 failure (no BTF, old kernel, load error, output\n"
-"error), 2 bad command line (also: unknown pid, missing cgroup), 3 missing\n"
+"Needs Linux 5.8 or later with BTF (/sys/kernel/btf/vmlinux) and CAP_BPF\n"
+"with CAP_PERFMON, or CAP_SYS_ADMIN. The first line on stderr names the\n"
+"attach mode. Before 5.12 the kernel may free an fexit trampoline under a\n"
+"thread sleeping in it when tracing stops, so auto takes tp_btf there and\n"
+"--attach fentry is refused. Calls through the 32-bit entry (ia32 processes,\n"
+"int $0x80) are not traced.\n"
+"Exit status: 0 ok, 1 failure (no BTF, old kernel, attach mode not\n"
+"available, load error, output error), 2 bad command line (also: unknown pid, missing cgroup), 3 missing\n"
 "capabilities.\n"
 "\n"
 "Examples:\n"
@@ -69,7 +90,7 @@ static const char usage[] =
 "  lclkctl trace --pid 4242 --threshold 200us --trace-out rank0.pftrace\n"
 "  lclkctl trace --cgroup /sys/fs/cgroup/job17 --interval 15s \\\n"
 "          --prom-out /var/lib/node_exporter/textfile/lclk_trace.prom\n"
-"  cat host*.pftrace > all.pftrace    # then open it in ui.perfetto.dev\n";
+"  lclkctl trace merge host*.pftrace -o all.pftrace   # then ui.perfetto.dev\n";
 
 struct trace_run {
 	const struct cli_global *g;
@@ -79,6 +100,7 @@ struct trace_run {
 	const char *trace_out;
 	struct json json;
 	uint64_t outliers, period_outliers;
+	uint64_t messages;	/* message records */
 	int out_err;		/* first --trace-out error, -errno */
 };
 
@@ -90,25 +112,41 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* The trace clock at a CLOCK_MONOTONIC time read on cpu (< 0: unknown). */
-static int64_t trace_time(const struct trace_run *r, int64_t base_ns, int cpu)
+/*
+ * The trace clock at a CLOCK_MONOTONIC time read on cpu (< 0: unknown),
+ * and the bound of its error then (LCLK_BOUND_UNKNOWN without a device or
+ * when the clock is not synced) when bound is not NULL.
+ */
+static int64_t trace_time(const struct trace_run *r, int64_t base_ns, int cpu,
+			  int64_t *bound)
 {
 	struct lclk_now n;
 
-	if (!r->logical)
+	if (!r->logical) {
+		if (bound)
+			*bound = LCLK_BOUND_UNKNOWN;
 		return base_ns;
+	}
 	lclk_from_base(&r->clock, base_ns, cpu, &n);
+	if (bound)
+		*bound = n.bound_ns;
 	return n.time_ns;
 }
 
+/* An outlier in the trace clock: its ends, and the bound at each. */
+struct outlier_time {
+	int64_t start, end;
+	int64_t bound_start, bound_end;
+};
+
 static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
-			  int64_t start, int64_t end)
+			  const struct outlier_time *t)
 {
 	struct json *j = &r->json;
 
 	if (!r->g->json) {
 		printf("OUTLIER %lld.%09lld %u/%u %-16s %s%s%s %s fd=%d bytes=%llu ret=%lld %.3f ms\n",
-		       (long long)(start / 1000000000), (long long)(start % 1000000000),
+		       (long long)(t->start / 1000000000), (long long)(t->start % 1000000000),
 		       e->pid, e->tid, e->comm, trace_sys_name(e->sys),
 		       e->dev ? ":" : "", trace_dev_name(e->dev),
 		       trace_outcome_name(e->outcome), e->fd,
@@ -119,8 +157,10 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
 	json_init(j, stdout);	/* one document per line */
 	json_obj_begin(j, NULL);
 	json_str(j, "type", "outlier");
-	json_int(j, "start_ns", start);
-	json_int(j, "end_ns", end);
+	json_int(j, "start_ns", t->start);
+	json_int(j, "end_ns", t->end);
+	json_int(j, "bound_start_ns", t->bound_start);
+	json_int(j, "bound_end_ns", t->bound_end);
 	json_uint(j, "latency_ns", e->latency_ns);
 	json_uint(j, "pid", e->pid);
 	json_uint(j, "tid", e->tid);
@@ -137,14 +177,21 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
 	json_end(j);
 }
 
+/*
+ * The bound at each end goes with the slice (bound_begin_ns, bound_end_ns,
+ * as the Python recorder names them): lclkctl trace merge turns them into
+ * each event's [earliest, latest] window.
+ */
 static int write_slice(struct trace_run *r, const struct trace_outlier *e,
-		       int64_t start, int64_t end)
+		       const struct outlier_time *t)
 {
 	struct perfetto_arg args[] = {
 		{ .name = "outcome", .str = trace_outcome_name(e->outcome) },
 		{ .name = "fd", .val = e->fd },
 		{ .name = "bytes", .val = (int64_t)e->bytes },
 		{ .name = "ret", .val = e->ret },
+		{ .name = "bound_begin_ns", .val = t->bound_start },
+		{ .name = "bound_end_ns", .val = t->bound_end },
 		{ .name = "device", .str = trace_dev_name(e->dev) },
 	};
 	struct perfetto_slice s = {
@@ -152,34 +199,105 @@ static int write_slice(struct trace_run *r, const struct trace_outlier *e,
 		.tid = e->tid,
 		.thread_name = e->comm,
 		.name = trace_sys_name(e->sys),
-		.start_ns = start,
-		.end_ns = end,
+		.start_ns = t->start,
+		.end_ns = t->end,
 		.args = args,
-		.nargs = e->dev ? 5 : 4,
+		.nargs = e->dev ? 7 : 6,
 	};
 
 	return perfetto_slice(r->pf, &s);
 }
 
-static int on_outlier(void *ctx, void *data, size_t size)
+_Static_assert(sizeof(struct trace_msg) != sizeof(struct trace_outlier),
+	       "the ring buffer's records are told apart by size");
+
+/* "10.0.0.1:5000", "[fd00::1]:5000"; IPv4-mapped addresses as IPv4, as the peer may see them. */
+static void format_endpoint(char *buf, size_t len, unsigned int family,
+			    const __u8 addr[16], unsigned int port)
+{
+	static const __u8 v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (family == AF_INET6 && !memcmp(addr, v4mapped, sizeof(v4mapped))) {
+		inet_ntop(AF_INET, addr + 12, ip, sizeof(ip));
+		family = AF_INET;
+	} else {
+		inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, ip, sizeof(ip));
+	}
+	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port);
+}
+
+/*
+ * A message record: a slice from entry to exit on its thread's track, its
+ * source and destination the direction of the bytes (the same strings on
+ * the other host's record of them).
+ */
+static void on_message(struct trace_run *r, const struct trace_msg *m)
+{
+	char local[64], remote[64];
+	struct outlier_time t;
+	struct perfetto_arg args[] = {
+		{ .name = "src", .str = m->send ? local : remote },
+		{ .name = "dst", .str = m->send ? remote : local },
+		{ .name = "seq", .val = m->seq },
+		{ .name = "len", .val = m->len },
+		{ .name = "bound_begin_ns", .val = 0 },
+		{ .name = "bound_end_ns", .val = 0 },
+	};
+	struct perfetto_slice s = {
+		.pid = m->pid,
+		.tid = m->tid,
+		.thread_name = m->comm,
+		.category = MSG_CATEGORY,
+		.name = m->send ? MSG_SEND : MSG_RECV,
+		.args = args,
+		.nargs = 6,
+	};
+	int err;
+
+	r->messages++;
+	if (!r->pf || r->out_err)
+		return;
+	format_endpoint(local, sizeof(local), m->family, m->laddr, m->lport);
+	format_endpoint(remote, sizeof(remote), m->family, m->raddr, m->rport);
+	s.start_ns = trace_time(r, m->begin_ns, m->cpu, &t.bound_start);
+	s.end_ns = trace_time(r, m->end_ns, m->cpu, &t.bound_end);
+	args[4].val = t.bound_start;
+	args[5].val = t.bound_end;
+	err = perfetto_slice(r->pf, &s);
+	if (err) {
+		r->out_err = err;
+		fprintf(stderr, "lclkctl trace: %s: %s\n", r->trace_out, strerror(-err));
+	}
+}
+
+static int on_record(void *ctx, void *data, size_t size)
 {
 	struct trace_run *r = ctx;
 	struct trace_outlier e;
-	int64_t start, end;
+	struct outlier_time t;
 	int err;
 
+	if (size == sizeof(struct trace_msg)) {
+		struct trace_msg m;
+
+		memcpy(&m, data, sizeof(m));
+		m.comm[TRACE_COMM_LEN - 1] = 0;
+		on_message(r, &m);
+		return 0;
+	}
 	if (size < sizeof(e))
 		return 0;
 	memcpy(&e, data, sizeof(e));
 	e.comm[TRACE_COMM_LEN - 1] = 0;
-	start = trace_time(r, e.start_ns, e.cpu);
-	end = trace_time(r, e.start_ns + e.latency_ns, e.cpu);
+	t.start = trace_time(r, e.start_ns, e.cpu, &t.bound_start);
+	t.end = trace_time(r, e.start_ns + e.latency_ns, e.cpu, &t.bound_end);
 	r->outliers++;
 	r->period_outliers++;
 	if (r->g->verbose)
-		print_outlier(r, &e, start, end);
+		print_outlier(r, &e, &t);
 	if (r->pf && !r->out_err) {
-		err = write_slice(r, &e, start, end);
+		err = write_slice(r, &e, &t);
 		if (err) {
 			r->out_err = err;
 			fprintf(stderr, "lclkctl trace: %s: %s\n", r->trace_out,
@@ -199,7 +317,7 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 		      struct trace_opts *o)
 {
 	enum { O_PID = 0x100, O_COMM, O_CGROUP, O_INTERVAL, O_DURATION,
-	       O_THRESHOLD, O_TRACE_OUT, O_PROM_OUT };
+	       O_THRESHOLD, O_TRACE_OUT, O_PROM_OUT, O_ATTACH, O_MESSAGES };
 	static const struct option opts[] = {
 		{ "pid",	required_argument, NULL, O_PID },
 		{ "comm",	required_argument, NULL, O_COMM },
@@ -209,6 +327,8 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 		{ "threshold",	required_argument, NULL, O_THRESHOLD },
 		{ "trace-out",	required_argument, NULL, O_TRACE_OUT },
 		{ "prom-out",	required_argument, NULL, O_PROM_OUT },
+		{ "attach",	required_argument, NULL, O_ATTACH },
+		{ "messages",	no_argument,	   NULL, O_MESSAGES },
 		CLI_COMMON_LONGOPTS,
 		{}
 	};
@@ -252,12 +372,29 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 		case O_PROM_OUT:
 			o->prom_out = optarg;
 			break;
+		case O_MESSAGES:
+			o->filter.messages = true;
+			break;
+		case O_ATTACH:
+			if (!strcmp(optarg, "fentry"))
+				o->filter.attach = TRACE_ATTACH_FENTRY;
+			else if (!strcmp(optarg, "tp_btf"))
+				o->filter.attach = TRACE_ATTACH_TP_BTF;
+			else if (!strcmp(optarg, "auto"))
+				o->filter.attach = TRACE_ATTACH_AUTO;
+			else
+				return cli_usage_error(&cmd_trace,
+						       "--attach: '%s' is not fentry, tp_btf or auto",
+						       optarg);
+			break;
 		}
 	}
 	if (code >= 0)
 		return code;
 	if (optind < argc)
 		return cli_usage_error(&cmd_trace, "unexpected argument '%s'", argv[optind]);
+	if (o->filter.messages && !o->trace_out)
+		return cli_usage_error(&cmd_trace, "--messages: the records go to --trace-out FILE");
 	return -1;
 }
 
@@ -301,7 +438,7 @@ static int report(struct trace_run *r, struct trace_probe *tp,
 		fprintf(stderr, "lclkctl trace: %s\n", strerror(-err));
 		return EXIT_FAIL;
 	}
-	per.end_ns = trace_time(r, monotonic_ns(), -1);
+	per.end_ns = trace_time(r, monotonic_ns(), -1, NULL);
 	if (r->g->json) {
 		json_init(&r->json, stdout);
 		trace_report_json(&r->json, &delta, &per);
@@ -335,6 +472,8 @@ static int trace_loop(struct trace_run *r, struct trace_probe *tp,
 	int64_t start = monotonic_ns(), last = start, now, wake;
 	int64_t next = o->interval_ns ? start + o->interval_ns : INT64_MAX;
 	int64_t end = o->duration_ns ? start + o->duration_ns : INT64_MAX;
+	int64_t next_reap = start + IDLE_POLL_MS * NSEC_PER_MSEC;
+	unsigned int reap_warned = 0;
 	struct trace_snapshot prev = { .n = 0 };
 	int code = EXIT_OK, err, timeout;
 
@@ -350,6 +489,14 @@ static int trace_loop(struct trace_run *r, struct trace_probe *tp,
 			break;
 		}
 		now = monotonic_ns();
+		if (now >= next_reap) {
+			/* Losing this only costs kernel memory: go on. */
+			err = trace_probe_reap(tp);
+			if (err && !reap_warned++)
+				fprintf(stderr, "lclkctl trace: warning: moving exited processes' counts: %s\n",
+					strerror(-err));
+			next_reap = now + IDLE_POLL_MS * NSEC_PER_MSEC;
+		}
 		if (now >= next) {
 			code = report(r, tp, o, &prev, now - last);
 			if (code)
@@ -371,6 +518,23 @@ static int trace_loop(struct trace_run *r, struct trace_probe *tp,
 	return code;
 }
 
+/* The line tests and scripts wait for: what is traced, and how. */
+static void describe_probe(const struct trace_probe *tp, const struct trace_filter *f)
+{
+	char how[64];
+
+	if (tp->mode == TRACE_ATTACH_FENTRY)
+		snprintf(how, sizeof(how), "fentry/fexit on %u syscalls", tp->nsyscalls);
+	else
+		snprintf(how, sizeof(how), "tp_btf on raw_syscalls");
+	if (tp->why[0])
+		fprintf(stderr, "lclkctl trace: not using fentry: %s\n", tp->why);
+	fprintf(stderr, "Tracing %s with %s, starts in %s (threshold %.3f ms). Hit Ctrl-C to end.\n",
+		f->pid || f->comm || f->cgroup ? "the selected processes" : "all processes",
+		how, tp->task_storage ? "task storage" : "a hash",
+		f->threshold_ns / 1e6);
+}
+
 static int run_trace(int argc, char **argv, struct cli_global *g)
 {
 	struct trace_opts o = { .interval_ns = 0 };
@@ -380,18 +544,25 @@ static int run_trace(int argc, char **argv, struct cli_global *g)
 	char host[256] = "localhost";
 	int code, err;
 
+	if (argc > 1 && !strcmp(argv[1], "merge"))
+		return cmd_trace_merge_run(argc - 1, argv + 1, g);
 	code = parse_opts(argc, argv, g, &o);
 	if (code >= 0)
 		return code;
 
-	code = trace_probe_start(&tp, &o.filter, on_outlier, &r, g->verbose > 1 ? 2 : 0);
+	code = trace_probe_start(&tp, &o.filter, on_record, &r, g->verbose > 1 ? 2 : 0);
 	if (code)
 		return code;
 	open_clock(&r, g->device);
 	if (o.trace_out) {
 		gethostname(host, sizeof(host) - 1);
 		r.trace_out = o.trace_out;
-		r.pf = perfetto_open(o.trace_out, host);
+		struct perfetto_clock clock = {
+			.logical = r.logical,
+			.now_ns = trace_time(&r, monotonic_ns(), -1, NULL),
+		};
+
+		r.pf = perfetto_open(o.trace_out, host, &clock);
 		if (!r.pf) {
 			fprintf(stderr, "lclkctl trace: %s: %s\n", o.trace_out, strerror(errno));
 			code = EXIT_FAIL;
@@ -400,12 +571,12 @@ static int run_trace(int argc, char **argv, struct cli_global *g)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "Tracing %s with %s (threshold %.3f ms). Hit Ctrl-C to end.\n",
-		o.filter.pid || o.filter.comm || o.filter.cgroup ? "the selected processes" :
-		"all processes", tp.raw_tp ? "raw_tp" : "tp_btf",
-		o.filter.threshold_ns / 1e6);
+	describe_probe(&tp, &o.filter);
 
 	code = trace_loop(&r, &tp, &o);
+	if (o.filter.messages)
+		fprintf(stderr, "lclkctl trace: %llu message records\n",
+			(unsigned long long)r.messages);
 	if (r.out_err)
 		code = EXIT_FAIL;
 	err = perfetto_close(r.pf);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 #include "daemon.h"
 #include "daemon_log.h"
 #include "device.h"
+#include "ntp_policy.h"
 #include "select.h"
 #include "sync_policy.h"
 #include "units.h"
@@ -133,6 +135,12 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 	d->fd = device_open(cfg->device, true);
 	if (d->fd < 0)
 		return device_error("daemon", cfg->device, "open", d->fd);
+	/* One daemon per device: two would steer it in turns. Released on exit. */
+	if (flock(d->fd, LOCK_EX | LOCK_NB)) {
+		log_err("%s: %s", cfg->device, errno == EWOULDBLOCK ?
+			"another daemon steers it already" : strerror(errno));
+		return EXIT_FAIL;
+	}
 	err = device_ioctl(d->fd, LCLK_IOC_INFO, &d->info);
 	if (!err)
 		err = device_ioctl(d->fd, LCLK_IOC_GET_MODEL, &model);
@@ -161,6 +169,29 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 	return 0;
 }
 
+/* The model now runs at rate_ppt, since now_ns. */
+static void rate_changed(struct daemon *d, int64_t rate_ppt, int64_t now_ns)
+{
+	d->rate_before_ppt = d->report.rate_ppt;
+	d->rate_changed_ns = now_ns;
+	d->report.rate_ppt = rate_ppt;
+}
+
+/*
+ * The fastest the logical clock may have left the reference since
+ * since_ns: the oscillator's drift plus the fastest rate it ran at then
+ * (the rate changes at most once between a measurement's base and the
+ * update that acts on it: when a correction ends).
+ */
+static int64_t growth_since(const struct daemon *d, int64_t since_ns)
+{
+	int64_t rate = llabs(d->report.rate_ppt);
+
+	if (d->rate_changed_ns > since_ns && llabs(d->rate_before_ppt) > rate)
+		rate = llabs(d->rate_before_ppt);
+	return (int64_t)d->drift_ppb * 1000 + rate;
+}
+
 /* Rate back to the frequency estimate: the correction has run its course. */
 static void end_correction(struct daemon *d)
 {
@@ -171,7 +202,14 @@ static void end_correction(struct daemon *d)
 	if (set.rate_ppt == d->report.rate_ppt)
 		return;
 	if (!set_model(d, &set, "ending the correction"))
-		d->report.rate_ppt = set.rate_ppt;
+		rate_changed(d, set.rate_ppt, daemon_now_ns());
+}
+
+void daemon_stop_sources(struct daemon *d)
+{
+	/* First: joining a runner waits out its burst, and a slew must end on time. */
+	end_correction(d);
+	stop_runners(d);
 }
 
 void daemon_reload(struct daemon *d, const struct daemon_config *cfg)
@@ -183,8 +221,7 @@ void daemon_reload(struct daemon *d, const struct daemon_config *cfg)
 	if (strcmp(cfg->device, d->cfg.device))
 		log_warn("reload: the device cannot change while running; keeping %s",
 			 d->cfg.device);
-	stop_runners(d);
-	end_correction(d);
+	daemon_stop_sources(d);
 	memcpy(device, d->cfg.device, sizeof(device));
 	d->cfg = *cfg;
 	memcpy(d->cfg.device, device, sizeof(device));
@@ -227,6 +264,7 @@ int64_t daemon_next_event(const struct daemon *d)
 
 static void start_cycle(struct daemon *d, int64_t now)
 {
+	int64_t spacing;
 	unsigned int i;
 
 	for (i = 0; i < d->nrunners; i++) {
@@ -244,8 +282,10 @@ static void start_cycle(struct daemon *d, int64_t now)
 			 "still measuring for an earlier poll");
 	}
 	d->cycle_open = true;
+	/* Left to the sources, the spacing is at most an NTP burst's to a public server. */
+	spacing = d->cfg.sample_interval_ns < 0 ? NTP_WAN_INTERVAL_NS : d->cfg.sample_interval_ns;
 	d->cycle_deadline_ns = now + (int64_t)d->cfg.samples *
-		(d->cfg.timeout_ns + d->cfg.sample_interval_ns) + CYCLE_SLACK_NS;
+		(d->cfg.timeout_ns + spacing) + CYCLE_SLACK_NS;
 }
 
 /* Record one source's poll in the report; true if it measured. */
@@ -253,28 +293,14 @@ static bool record(struct daemon *d, unsigned int i)
 {
 	struct source_report *s = &d->report.sources[i];
 	const struct runner_result *res = &d->results[i];
-	bool ok = d->answered[i] && !res->ret;
+	/* The poll's own reason: a poll not due leaves s->error as it was. */
+	const char *why = d->answered[i] ? res->err : "no answer within the poll";
+	bool ok = source_report_poll(s, d->answered[i] ? res->ret : -ETIMEDOUT, &res->m, why);
 
-	s->polls++;
-	s->reach = (uint8_t)(s->reach << 1 | ok);
 	if (!ok) {
-		s->failures++;
-		s->state = SRC_UNREACHABLE;
-		snprintf(s->error, sizeof(s->error), "%s",
-			 d->answered[i] ? res->err : "no answer within the poll");
-		log_info("%s: %s", s->url, s->error);
+		log_info("%s: %s", s->url, why);
 		return false;
 	}
-	s->error[0] = '\0';
-	s->measured = true;
-	s->offset_ns = res->m.offset_ns;
-	s->delay_ns = res->m.delay_ns;
-	s->bound_ns = res->m.bound_ns;
-	s->base_ns = res->m.base_ns;
-	s->stratum = res->m.stratum;
-	memcpy(s->refid, res->m.refid, sizeof(s->refid));
-	s->refid[sizeof(s->refid) - 1] = '\0';
-	s->rejected += res->m.rejected;
 	d->report.rejected += res->m.rejected;
 	log_debug("%s: offset %lld ns, delay %lld ns, bound %lld ns", s->url,
 		  (long long)s->offset_ns, (long long)s->delay_ns, (long long)s->bound_ns);
@@ -299,7 +325,7 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 		  bool disturbed, int64_t now)
 {
 	struct lclk_set_model set = { .modes = LCLK_SET_RATE | LCLK_SET_BOUND | LCLK_SET_MAX_DRIFT };
-	int64_t correction = d->report.rate_ppt - servo_freq(d->servo);
+	int64_t growth = growth_since(d, m->base_ns);
 	struct lclk_model model;
 	char a[UNITS_BUFSZ];
 	bool step;
@@ -321,14 +347,19 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 		if (m->offset_ns < 0)
 			set.flags = LCLK_ALLOW_BACKWARD;
 		set.rate_ppt = servo_freq(d->servo);
-		set.bound_ns = sync_bound(0, m->bound_ns, correction, now - m->base_ns);
 	} else {
 		set.rate_ppt = servo_sample(d->servo, m->offset_ns, m->base_ns,
 					    d->sched.interval_ns);
-		set.bound_ns = sync_bound(m->offset_ns, m->bound_ns, correction,
-					  now - m->base_ns);
 	}
 	set.max_drift_ppb = drift_at(d, servo_freq(d->servo));
+	/*
+	 * The kernel grows the bound from the base at the new model's drift;
+	 * since the base the clock ran at the old rate. A step rewrites that
+	 * time at the new rate, so nothing of the offset is left over.
+	 */
+	set.bound_ns = step ? sync_bound(0, m->bound_ns, 0, 0, 0) :
+		       sync_bound(m->offset_ns, m->bound_ns, growth, set.max_drift_ppb,
+				  now - m->base_ns);
 	if (set_model(d, &set, step ? "stepping" : "slewing"))
 		return;
 	if (step) {
@@ -339,7 +370,7 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 	d->updates++;
 	d->report.updates++;
 	d->report.offset_ns = m->offset_ns;
-	d->report.rate_ppt = set.rate_ppt;
+	rate_changed(d, set.rate_ppt, now);
 	d->report.last_update_ns = now;
 	d->correction_end_ns = set.rate_ppt != servo_freq(d->servo) ?
 			       now + d->sched.interval_ns : 0;
@@ -370,7 +401,7 @@ static void finish_cycle(struct daemon *d, int64_t now)
 	}
 	drift = drift_at(d, servo_freq(d->servo));
 	err = select_combine(m, valid, n, drift, now, st, &combined);
-	best = err ? -1 : sync_pick(&d->cfg, m, st, n, drift, now);
+	best = err ? -1 : sync_pick(&d->cfg, m, st, n, drift, now, prev);
 	for (i = 0; i < n; i++) {
 		if (!valid[i])
 			continue;

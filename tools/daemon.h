@@ -40,16 +40,21 @@ struct daemon {
 
 	int64_t next_poll_ns;
 	int64_t correction_end_ns;	/* 0: the rate is the frequency alone */
+	int64_t rate_before_ppt;	/* the clock's rate before its last change */
+	int64_t rate_changed_ns;	/* when that change was made */
 	unsigned int updates;		/* since start, for makestep's limit */
 	bool no_source;			/* holding over */
 	struct daemon_report report;
 };
 
 /*
- * Open the device, apply the configuration's holdover and drift, start
- * the source threads. 0 or an exit code (cli.h) after a logged message.
+ * Open the device (and lock it: one daemon per device), apply the
+ * configuration's holdover and drift, start the source threads. 0 or an
+ * exit code (cli.h) after a logged message.
  */
 int daemon_init(struct daemon *d, const struct daemon_config *cfg);
+/* Stop the source threads and end the correction, before a reload. */
+void daemon_stop_sources(struct daemon *d);
 /* Take a new configuration (SIGHUP): sources, servo, schedule, limits. */
 void daemon_reload(struct daemon *d, const struct daemon_config *cfg);
 /* Stop the threads; the model stays, its rate without correction. */

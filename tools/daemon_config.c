@@ -60,7 +60,7 @@ void config_defaults(struct daemon_config *c)
 	c->fastpolls = 4;
 	c->disturbance_ns = 1000000;
 	c->samples = 4;
-	c->sample_interval_ns = 100000000;
+	c->sample_interval_ns = -1;	/* each source's own: ntp_policy.h */
 	c->timeout_ns = 1000000000;
 	c->makestep_ns = 0;
 	c->makestep_limit = 0;

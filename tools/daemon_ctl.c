@@ -15,9 +15,7 @@
 #include "uapi/linux/lclk.h"
 #include "lclk_model.h"
 
-/* The daemon gives a client this long to send its request and take the answer ... */
-#define CTL_SERVE_TIMEOUT_US	500000
-/* ... and a client waits this long for a daemon busy with a reload. */
+/* A client waits this long for a daemon busy with a reload. */
 #define CTL_QUERY_TIMEOUT_S	5
 #define CTL_MAX_ANSWER		(1 << 20)
 
@@ -38,23 +36,60 @@ static int make_addr(const char *path, struct sockaddr_un *sun)
 	return 0;
 }
 
+/*
+ * Make path free for our socket: nothing there, or a socket no one listens
+ * on any more (its daemon died). A live daemon's socket, or anything that is
+ * not a socket, is not ours to remove.
+ */
+static int claim_path(const char *path, const struct sockaddr_un *sun)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* Connected, or a full backlog (EAGAIN): someone is listening. */
+	ret = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) ? -errno : -EADDRINUSE;
+	close(fd);
+	if (ret == -EAGAIN)
+		return -EADDRINUSE;
+	if (ret != -ECONNREFUSED)
+		return ret;
+	return unlink(path) && errno != ENOENT ? -errno : 0;
+}
+
 int ctl_listen(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sun;
+	mode_t umask_was;
 	int fd, ret;
 
 	ret = make_addr(path, &sun);
+	if (!ret)
+		ret = claim_path(path, &sun);
 	if (ret) {
-		snprintf(err, errlen, "control socket %s: %s", path, strerror(-ret));
+		snprintf(err, errlen, "control socket %s: %s", path,
+			 ret == -EADDRINUSE ? "a daemon is running there already" : strerror(-ret));
 		return ret;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		goto fail;
-	/* A socket left by a daemon that died; a live one would answer. */
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    chmod(path, 0666) < 0 || listen(fd, 8) < 0)
+	/*
+	 * The socket is created 0666 by bind() itself: a chmod() of the path
+	 * afterwards would follow whatever someone put there meanwhile. The
+	 * umask is the process's; the daemon binds while no runner thread
+	 * runs, so nothing else is created under this one.
+	 */
+	umask_was = umask(0111);
+	ret = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(umask_was);
+	if (ret < 0 || listen(fd, 8) < 0)
 		goto fail;
 	return fd;
 fail:
@@ -95,26 +130,18 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-void ctl_serve(int listen_fd, const struct daemon_report *r)
+bool ctl_request_whole(const char *buf, size_t len)
 {
-	char req[64], *answer = NULL;
-	size_t len = 0;
-	int fd, stratum;
-	ssize_t n;
-	FILE *f;
+	return len >= CTL_REQUEST_MAX || memchr(buf, '\n', len);
+}
 
-	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	set_timeouts(fd, (struct timeval){ .tv_usec = CTL_SERVE_TIMEOUT_US });
-	n = read(fd, req, sizeof(req) - 1);
-	if (n <= 0)
-		goto out;
-	req[n] = '\0';
+void ctl_answer(const char *buf, size_t len, const struct daemon_report *r, FILE *f)
+{
+	char req[CTL_REQUEST_MAX];
+	int stratum;
+
+	snprintf(req, sizeof(req), "%.*s", (int)(len < sizeof(req) ? len : sizeof(req) - 1), buf);
 	req[strcspn(req, "\r\n")] = '\0';
-	f = open_memstream(&answer, &len);
-	if (!f)
-		goto out;
 	if (!strcmp(req, "sources json")) {
 		ctl_report_json(r, f);
 	} else if (!strcmp(req, "sources text")) {
@@ -129,12 +156,6 @@ void ctl_serve(int listen_fd, const struct daemon_report *r)
 		fprintf(f, "error: unknown request '%.32s' (expected 'sources json', 'sources text' or 'stratum')\n",
 			req);
 	}
-	fclose(f);
-	if (write_all(fd, answer, len))
-		log_debug("control: a client left before its answer");
-out:
-	free(answer);
-	close(fd);
 }
 
 int ctl_report_stratum(const struct daemon_report *r)

@@ -15,6 +15,7 @@
 #ifndef LCLK_DAEMON_CTL_H
 #define LCLK_DAEMON_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -24,10 +25,17 @@
 /* The socket "lclkctl status" asks: $LCLK_CONTROL, else the default. */
 const char *ctl_socket_path(void);
 
-/* Bind and listen at path (a stale socket there is replaced). fd or -errno. */
+/*
+ * Bind and listen at path, mode 0666. A stale socket there is replaced;
+ * -EADDRINUSE when a daemon answers there, -EEXIST when it is no socket.
+ * fd or -errno.
+ */
 int ctl_listen(const char *path, char *err, size_t errlen);
-/* Answer one waiting client; never blocks for long on a slow one. */
-void ctl_serve(int listen_fd, const struct daemon_report *r);
+/* A request is a line: whole at its newline (or this long without one). */
+#define CTL_REQUEST_MAX		64
+bool ctl_request_whole(const char *buf, size_t len);
+/* The answer to the request in buf[0..len), written to f (daemon_clients.h does the I/O). */
+void ctl_answer(const char *buf, size_t len, const struct daemon_report *r, FILE *f);
 void ctl_close(int listen_fd, const char *path);
 
 /*

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "daemon_report.h"
+#include "source.h"
 #include "uapi/linux/lclk.h"
 
 static const struct {
@@ -34,4 +39,31 @@ const char *lclk_status_name(uint32_t status)
 		return "holdover";
 	}
 	return "unknown";
+}
+
+bool source_report_poll(struct source_report *s, int ret,
+			const struct measurement *m, const char *err)
+{
+	/* Held back by the source itself: no poll was made. */
+	if (ret == -EAGAIN)
+		return false;
+	s->polls++;
+	s->reach = (uint8_t)(s->reach << 1 | !ret);
+	if (ret) {
+		s->failures++;
+		s->state = SRC_UNREACHABLE;
+		snprintf(s->error, sizeof(s->error), "%s", err);
+		return false;
+	}
+	s->error[0] = '\0';
+	s->measured = true;
+	s->offset_ns = m->offset_ns;
+	s->delay_ns = m->delay_ns;
+	s->bound_ns = m->bound_ns;
+	s->base_ns = m->base_ns;
+	s->stratum = m->stratum;
+	memcpy(s->refid, m->refid, sizeof(s->refid));
+	s->refid[sizeof(s->refid) - 1] = '\0';
+	s->rejected += m->rejected;
+	return true;
 }

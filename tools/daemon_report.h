@@ -54,6 +54,16 @@ struct daemon_report {
 	struct source_report sources[CONFIG_MAX_SOURCES];
 };
 
+struct measurement;
+
+/*
+ * Account one poll of a source in its line of the report: ret is 0 for the
+ * measurement m, or -errno with the reason err; -EAGAIN (the source held
+ * the poll back, source.h) changes nothing. Returns true if m is new.
+ */
+bool source_report_poll(struct source_report *s, int ret,
+			const struct measurement *m, const char *err);
+
 /* "selected", "candidate", "falseticker", "unreachable", "init" */
 const char *source_state_name(enum source_state s);
 /* chronyc's one-character state: '*', '+', 'x', '?', ' ' */

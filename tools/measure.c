@@ -11,10 +11,13 @@
 
 void measure_default_opts(struct source_opts *o, int verbose)
 {
-	o->samples = 8;
-	o->interval_ns = -1;	/* the backend's choice */
-	o->timeout_ns = 1000000000LL;
-	o->verbose = verbose;
+	/* Whole: a field added later must not take what was on the stack. */
+	*o = (struct source_opts){
+		.samples = 8,
+		.interval_ns = -1,	/* the backend's choice */
+		.timeout_ns = 1000000000LL,
+		.verbose = verbose,
+	};
 }
 
 bool measure_parse_opt(int opt, const struct cli_cmd *cmd, struct source_opts *o,

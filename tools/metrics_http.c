@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "daemon_log.h"
@@ -13,7 +12,6 @@
 #include "prom.h"
 #include "uapi/linux/lclk.h"
 
-#define HTTP_IO_TIMEOUT_US	200000
 #define HTTP_MAX_HEAD		4096
 
 int metrics_listen(const char *addr, char *err, size_t errlen)
@@ -86,72 +84,49 @@ enum http_parse http_parse_request(const char *buf, size_t len, char *method,
 	return HTTP_OK;
 }
 
-static void reply(int fd, const char *status, const char *type, const char *body, size_t len)
+static void reply(FILE *f, const char *status, const char *type, const char *body, size_t len)
 {
-	char head[256];
-	int n = snprintf(head, sizeof(head),
-			 "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-			 status, type, len);
-
-	if (send(fd, head, n, MSG_NOSIGNAL) != n ||
-	    (len && send(fd, body, len, MSG_NOSIGNAL) != (ssize_t)len))
-		log_debug("metrics: a client left before its answer");
+	fprintf(f, "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+		status, type, len);
+	fwrite(body, 1, len, f);
 }
 
-static void error_reply(int fd, const char *status)
+static void error_reply(FILE *f, const char *status)
 {
 	char body[64];
 	int n = snprintf(body, sizeof(body), "%s\n", status);
 
-	reply(fd, status, "text/plain", body, n);
+	reply(f, status, "text/plain", body, n);
 }
 
-void metrics_serve(int listen_fd, const struct daemon_report *r)
+void metrics_answer(const char *buf, size_t len, const struct daemon_report *r, FILE *f)
 {
-	struct timeval tv = { .tv_usec = HTTP_IO_TIMEOUT_US };
-	char head[HTTP_MAX_HEAD], method[16], path[64], *body = NULL;
-	enum http_parse p = HTTP_INCOMPLETE;
-	size_t len = 0, blen = 0;
-	FILE *f;
-	int fd;
+	char method[16], path[64], *body = NULL;
+	size_t blen = 0;
+	FILE *b;
 
-	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
+	if (http_parse_request(buf, len, method, sizeof(method), path, sizeof(path)) != HTTP_OK) {
+		error_reply(f, "400 Bad Request");
 		return;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (p == HTTP_INCOMPLETE && len < sizeof(head)) {
-		ssize_t n = read(fd, head + len, sizeof(head) - len);
-
-		if (n <= 0)
-			goto out;
-		len += n;
-		p = http_parse_request(head, len, method, sizeof(method), path, sizeof(path));
-	}
-	if (p != HTTP_OK) {
-		error_reply(fd, "400 Bad Request");
-		goto out;
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		error_reply(fd, "405 Method Not Allowed");
-		goto out;
+		error_reply(f, "405 Method Not Allowed");
+		return;
 	}
 	if (strcmp(path, "/metrics")) {
-		error_reply(fd, "404 Not Found");
-		goto out;
+		error_reply(f, "404 Not Found");
+		return;
 	}
-	f = open_memstream(&body, &blen);
-	if (!f) {
-		error_reply(fd, "500 Internal Server Error");
-		goto out;
+	b = open_memstream(&body, &blen);
+	if (!b) {
+		error_reply(f, "500 Internal Server Error");
+		return;
 	}
-	metrics_render(r, f);
-	fclose(f);
-	reply(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body,
+	metrics_render(r, b);
+	fclose(b);
+	reply(f, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body,
 	      strcmp(method, "HEAD") ? blen : 0);
-out:
 	free(body);
-	close(fd);
 }
 
 /* ---- exposition ------------------------------------------------------- */

@@ -15,8 +15,13 @@
 
 /* "127.0.0.1:9478", "[::1]:9478", "0.0.0.0:9478". fd or -errno (err says). */
 int metrics_listen(const char *addr, char *err, size_t errlen);
-/* Answer one waiting client; never blocks for long on a slow one. */
-void metrics_serve(int listen_fd, const struct daemon_report *r);
+/*
+ * The whole answer to a request whose head, buf[0..len), is complete or
+ * too long (http_parse_request() is not HTTP_INCOMPLETE): "GET /metrics"
+ * (or HEAD) gets r's exposition, anything else an error status.
+ * daemon_clients.h does the I/O.
+ */
+void metrics_answer(const char *buf, size_t len, const struct daemon_report *r, FILE *f);
 
 /* The exposition itself. */
 void metrics_render(const struct daemon_report *r, FILE *f);

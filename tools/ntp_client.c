@@ -37,6 +37,8 @@
 #include "clock_offset.h"
 #include "net_tstamp.h"
 #include "ntp_client.h"
+#include "ntp_sample.h"
+#include "timeout.h"
 
 static void addr_str(const struct sockaddr_storage *a, char *buf, size_t len)
 {
@@ -217,20 +219,6 @@ static int read_errqueue(struct ntp_client *c, uint32_t want_id, int64_t *tx_rt)
 }
 
 /*
- * The sample from the server's receive timestamp rx and the reply's
- * transmit timestamp; x->verdict is NTP_OK or why it is unusable.
- */
-static void compute(struct ntp_exchange *x, uint64_t rx)
-{
-	x->t2 = ntp_ts_to_unix_ns(rx, x->ours.t1);
-	x->t3 = ntp_ts_to_unix_ns(x->reply.transmit_ts, x->ours.t1);
-	x->offset_ns = ((x->t2 - x->ours.t1) + (x->t3 - x->ours.t4)) / 2;
-	x->delay_ns = (x->ours.t4 - x->ours.t1) - (x->t3 - x->t2);
-	if (x->delay_ns < 0)
-		x->verdict = NTP_NEGATIVE_DELAY;
-}
-
-/*
  * Handle one datagram. Returns true when it was the reply to the request
  * carrying xmt (usable or not), false when it was rejected or ignored.
  */
@@ -275,14 +263,27 @@ static bool take_datagram(struct ntp_client *c, const uint8_t *buf, ssize_t len,
 	}
 }
 
+/*
+ * Random 64 bits, from the kernel a buffer at a time (as chrony does): a
+ * getrandom() per cookie was a good part of a daemon's system time.
+ */
+static uint64_t random64(struct ntp_client *c)
+{
+	if (!c->nrandom) {
+		if (getrandom(c->random, sizeof(c->random), 0) != sizeof(c->random))
+			return (uint64_t)monotonic_ns() * 0x9e3779b97f4a7c15ULL;
+		c->nrandom = sizeof(c->random) / sizeof(c->random[0]);
+	}
+	return c->random[--c->nrandom];
+}
+
 /* A fresh random cookie, never 0 (no cookie) nor equal to avoid. */
 static uint64_t new_cookie(struct ntp_client *c, uint64_t avoid)
 {
 	uint64_t v = 0;
 
 	while (!v || v == avoid)
-		if (getrandom(&v, sizeof(v), 0) != sizeof(v))
-			v = (uint64_t)monotonic_ns() * 0x9e3779b97f4a7c15ULL;
+		v = random64(c);
 	c->sent[c->nsent % NTP_CLIENT_HISTORY] = v;
 	c->answered[c->nsent % NTP_CLIENT_HISTORY] = false;
 	c->nsent++;
@@ -310,7 +311,7 @@ static void complete(struct ntp_client *c, struct ntp_exchange *x)
 		rx = c->last.server_rx;
 	}
 	c->last = now;
-	compute(x, rx);
+	ntp_exchange_compute(x, rx);
 }
 
 static int exchange(struct ntp_client *c, const struct target_clock *tc,
@@ -357,7 +358,7 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (poll(&pfd, 1, (int)((left + 999999) / 1000000)) < 0) {
+		if (poll(&pfd, 1, timeout_ms(left)) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -393,8 +394,12 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 			x->ours.kernel_t4 = true;
 		}
 	}
-	/* The transmit timestamp is queued long before the reply can arrive. */
-	while (c->kernel_tx && read_errqueue(c, id, &tx_rt))
+	/*
+	 * The transmit timestamp is queued long before the reply can arrive;
+	 * once it is read, what else is queued waits for the next exchange's
+	 * sweep, which saves a system call on every exchange.
+	 */
+	while (c->kernel_tx && !tx_rt && read_errqueue(c, id, &tx_rt))
 		;
 	if (tx_rt) {
 		int64_t base, e, t = target_from_realtime(tc, tx_rt, &base, &e);

@@ -45,6 +45,8 @@ struct ntp_client {
 	bool answered[NTP_CLIENT_HISTORY];
 	unsigned int nsent;
 	struct ntp_answered last;
+	uint64_t random[32];		/* for cookies, drawn a buffer at a time */
+	unsigned int nrandom;		/* of them not used yet */
 };
 
 /*

@@ -16,9 +16,9 @@ static int cmp64(const void *a, const void *b)
 }
 
 /* |dt| x ppb, rounded up so a bound never shrinks. */
-static int64_t drift_ns(int64_t dt, uint32_t ppb)
+static int64_t drift_ns(int64_t dt, uint64_t ppb)
 {
-	return (int64_t)ceil(fabs((double)dt) * ppb / 1e9);
+	return (int64_t)ceil(fabs((double)dt) * (double)ppb / 1e9);
 }
 
 static unsigned int delay_tests(const struct ntp_sample *s, unsigned int n,
@@ -104,7 +104,8 @@ int ntp_filter(const struct ntp_sample *s, unsigned int n,
 		if (!keep[i])
 			continue;
 		half = s[i].delay_ns / 2 + s[i].delay_ns % 2 + s[i].err_ns +
-		       drift_ns(s[i].base_ns - r->base_ns, o->drift_ppb);
+		       drift_ns(s[i].base_ns - r->base_ns,
+				(uint64_t)o->drift_ppb + o->server_drift_ppb);
 		if (s[i].offset_ns - half > lo)
 			lo = s[i].offset_ns - half;
 		if (s[i].offset_ns + half < hi)

@@ -9,8 +9,12 @@
  *   [offset - delay/2 - err, offset + delay/2 + err]
  * (the request and the reply each took a non-negative time), which is
  * true whatever the asymmetry of the path. Moved to the time of the
- * minimum-delay sample (widened by drift over the time between them), all
- * intervals contain the true offset, so their intersection does too. Its
+ * minimum-delay sample (widened by how far the two clocks can drift apart
+ * in the time between them: the target's drift plus the server's), all
+ * intervals contain the true offset, so their intersection does too. The
+ * server's part is 500 ppm, the fastest the kernel slews a clock for ntpd
+ * (adjtimex's MAXFREQ, adjtime()): a server slewing out an offset moves
+ * its clock that fast without its root dispersion saying so. Its
  * midpoint is the estimate: with a one-way jitter it takes the least
  * delayed request and the least delayed reply even from different samples.
  *
@@ -40,12 +44,16 @@ struct ntp_filter_opts {
 	int64_t max_delay_ns;		/* chrony maxdelay: absolute limit */
 	double max_delay_ratio;		/* chrony maxdelayratio, 0: off */
 	double max_delay_dev_ratio;	/* chrony maxdelaydevratio, 0: off */
-	uint32_t drift_ppb;		/* max frequency error server vs target */
+	uint32_t drift_ppb;		/* max frequency error of the target */
+	uint32_t server_drift_ppb;	/* ... and of the server's clock */
 };
+
+#define NTP_SERVER_DRIFT_PPB	500000
 
 /* chrony's defaults: maxdelay 3 s, maxdelaydevratio 10. */
 #define NTP_FILTER_DEFAULTS { .max_delay_ns = 3000000000LL, \
-			      .max_delay_ratio = 0, .max_delay_dev_ratio = 10 }
+			      .max_delay_ratio = 0, .max_delay_dev_ratio = 10, \
+			      .server_drift_ppb = NTP_SERVER_DRIFT_PPB }
 
 struct ntp_filter_result {
 	int64_t offset_ns;

@@ -24,6 +24,8 @@ static const char *const verdicts[NTP_VERDICTS] = {
 	[NTP_BAD_SOURCE]	= "reply from an address or port we did not query",
 	[NTP_DUPLICATE]		= "duplicate reply",
 	[NTP_NEGATIVE_DELAY]	= "negative round-trip delay",
+	[NTP_BAD_PRECISION]	= "precision out of range (coarser than 8 s)",
+	[NTP_BAD_REFERENCE]	= "reference time after transmit time",
 };
 
 const char *ntp_verdict_str(enum ntp_verdict v)
@@ -153,6 +155,9 @@ enum ntp_verdict ntp_validate_reply(const struct ntp_packet *p, const struct ntp
 	if (ntp_short_to_ns(p->root_delay) / 2 + ntp_short_to_ns(p->root_dispersion) >=
 	    NTP_MAX_DISTANCE_NS)
 		return NTP_BAD_ROOT;
+	/* Its error is added to the sample's: a coarser one would overflow it. */
+	if (p->precision > NTP_MAX_PRECISION)
+		return NTP_BAD_PRECISION;
 	/* Timestamps of one era: a wrap between them would be 136 years. */
 	if (*interleaved) {
 		if ((int64_t)(p->transmit_ts - rq->org) < 0 ||
@@ -161,6 +166,14 @@ enum ntp_verdict ntp_validate_reply(const struct ntp_packet *p, const struct ntp
 	} else if ((int64_t)(p->transmit_ts - p->receive_ts) < 0) {
 		return NTP_BAD_TIME_ORDER;
 	}
+	/*
+	 * chrony's test7: the clock was set before the reply was made (an
+	 * interleaved reply's transmit is an earlier one's: its receive is
+	 * the later). Zero: never set, nothing to check.
+	 */
+	if (p->reference_ts &&
+	    (int64_t)((*interleaved ? p->receive_ts : p->transmit_ts) - p->reference_ts) < 0)
+		return NTP_BAD_REFERENCE;
 	return NTP_OK;
 }
 

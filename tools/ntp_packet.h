@@ -25,6 +25,8 @@
 #define NTP_MAX_STRATUM		15
 /* RFC 5905 MAXDISP: a root distance beyond this is no time at all. */
 #define NTP_MAX_DISTANCE_NS	16000000000LL
+/* Coarsest precision accepted, log2 s: 2^4 s would be MAXDISP already. */
+#define NTP_MAX_PRECISION	3
 
 /* Seconds from the NTP era 0 epoch (1900) to the Unix epoch (1970). */
 #define NTP_UNIX_OFFSET		2208988800ULL
@@ -62,6 +64,8 @@ enum ntp_verdict {
 	NTP_BAD_SOURCE,		/* from another address or port */
 	NTP_DUPLICATE,		/* second reply to one request */
 	NTP_NEGATIVE_DELAY,	/* round trip shorter than the server's hold time */
+	NTP_BAD_PRECISION,	/* precision coarser than NTP_MAX_PRECISION */
+	NTP_BAD_REFERENCE,	/* clock set after the reply was sent */
 	NTP_VERDICTS
 };
 

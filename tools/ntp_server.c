@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "lclk_model.h"
 #include "ntp_server.h"
+#include "siphash.h"
 
 /* Our reference id: "LCLK", the logical clock, whatever it follows. */
 #define LCLK_REFID	0x4c434c4bU
@@ -31,7 +39,9 @@ static uint32_t ns_to_short(int64_t ns)
 void ntp_server_reply(const struct ntp_packet *req, const struct ntp_server_clock *c,
 		      struct ntp_packet *rep)
 {
-	bool synced = c->status != LCLK_STATUS_UNSYNCED && c->bound_ns != LCLK_BOUND_UNKNOWN;
+	/* Following a stratum-15 source we would be 16: NTP's "unsynchronised". */
+	bool synced = c->status != LCLK_STATUS_UNSYNCED && c->bound_ns != LCLK_BOUND_UNKNOWN &&
+		      c->stratum >= 1 && c->stratum <= NTP_MAX_STRATUM;
 
 	memset(rep, 0, sizeof(*rep));
 	rep->version = req->version;
@@ -93,6 +103,17 @@ void ratelimit_init(struct ratelimit *rl, double rate, double burst)
 	memset(rl, 0, sizeof(*rl));
 	rl->rate = rate;
 	rl->burst = burst;
+	/*
+	 * Without the kernel's randomness (never seen on Linux >= 3.17) the
+	 * key is at least different on each start and host.
+	 */
+	if (getrandom(rl->key, sizeof(rl->key), 0) != sizeof(rl->key)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		rl->key[0] = (uint64_t)ts.tv_nsec << 32 ^ (uint64_t)ts.tv_sec;
+		rl->key[1] = (uint64_t)getpid() << 32 ^ (uintptr_t)rl;
+	}
 }
 
 /* The address bytes of IPv4 (as v4-mapped) or IPv6; the port is not the client. */
@@ -107,29 +128,108 @@ static void addr_key(const struct sockaddr *sa, uint8_t key[16])
 	}
 }
 
+static double refilled(const struct ratelimit *rl, double tokens, int64_t last_ns, int64_t now_ns)
+{
+	tokens += (now_ns - last_ns) * 1e-9 * rl->rate;
+	return tokens > rl->burst ? rl->burst : tokens;
+}
+
 bool ratelimit_allow(struct ratelimit *rl, const struct sockaddr *addr, int64_t now_ns)
 {
-	uint32_t h = 2166136261U;	/* FNV-1a */
 	uint8_t key[16];
-	int i;
+	unsigned int set, w, use = 0;
 
 	addr_key(addr, key);
-	for (i = 0; i < 16; i++)
-		h = (h ^ key[i]) * 16777619U;
-	i = h % RATELIMIT_SLOTS;
-	if (memcmp(rl->slot[i].addr, key, 16) || !rl->slot[i].last_ns) {
-		memcpy(rl->slot[i].addr, key, 16);
-		rl->slot[i].tokens = rl->burst;
-	} else {
-		rl->slot[i].tokens += (now_ns - rl->slot[i].last_ns) * 1e-9 * rl->rate;
-		if (rl->slot[i].tokens > rl->burst)
-			rl->slot[i].tokens = rl->burst;
+	set = siphash24(rl->key, key, sizeof(key)) % RATELIMIT_SETS;
+	now_ns = now_ns ? now_ns : 1;
+	for (w = 0; w < RATELIMIT_WAYS; w++) {
+		if (rl->set[set][w].last_ns && !memcmp(rl->set[set][w].addr, key, 16))
+			break;
+		/* Else a free record, or the least recently seen one. */
+		if (rl->set[set][use].last_ns && rl->set[set][w].last_ns < rl->set[set][use].last_ns)
+			use = w;
 	}
-	rl->slot[i].last_ns = now_ns ? now_ns : 1;
-	if (rl->slot[i].tokens < 1) {
+	if (w < RATELIMIT_WAYS)
+		use = w;
+	if (!rl->set[set][use].last_ns)
+		rl->set[set][use].tokens = rl->burst;
+	else
+		rl->set[set][use].tokens = refilled(rl, rl->set[set][use].tokens,
+						    rl->set[set][use].last_ns, now_ns);
+	memcpy(rl->set[set][use].addr, key, 16);
+	rl->set[set][use].last_ns = now_ns;
+	if (rl->set[set][use].tokens < 1) {
 		rl->dropped++;
 		return false;
 	}
-	rl->slot[i].tokens -= 1;
+	rl->set[set][use].tokens -= 1;
 	return true;
+}
+
+int ntp_allow_add(struct ntp_allow *a, const char *spec)
+{
+	char host[INET6_ADDRSTRLEN];
+	const char *slash = strchr(spec, '/');
+	size_t hlen = slash ? (size_t)(slash - spec) : strlen(spec);
+	unsigned int max, prefix;
+	struct in_addr v4;
+	uint8_t *addr;
+	char *end;
+
+	if (a->n >= NTP_ALLOW_MAX)
+		return -ENOSPC;
+	addr = a->net[a->n].addr;
+	memset(addr, 0, 16);
+	if (!strcmp(spec, "all")) {
+		a->net[a->n++].prefix = 0;
+		return 0;
+	}
+	if (!hlen || hlen >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, spec, hlen);
+	host[hlen] = '\0';
+	if (inet_pton(AF_INET, host, &v4) == 1) {
+		addr[10] = addr[11] = 0xff;
+		memcpy(addr + 12, &v4, 4);
+		max = 32;
+	} else if (inet_pton(AF_INET6, host, addr) == 1) {
+		max = 128;
+	} else {
+		return -EINVAL;
+	}
+	prefix = max;
+	if (slash) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(slash + 1, &end, 10);
+		if (errno || end == slash + 1 || *end || v > max)
+			return -EINVAL;
+		prefix = (unsigned int)v;
+	}
+	a->net[a->n++].prefix = prefix + (128 - max);
+	return 0;
+}
+
+static bool prefix_match(const uint8_t *x, const uint8_t *y, unsigned int bits)
+{
+	unsigned int bytes = bits / 8, rest = bits % 8;
+
+	if (memcmp(x, y, bytes))
+		return false;
+	return !rest || !((x[bytes] ^ y[bytes]) & (0xff << (8 - rest)));
+}
+
+bool ntp_allow_match(const struct ntp_allow *a, const struct sockaddr *addr)
+{
+	uint8_t key[16];
+	unsigned int i;
+
+	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
+		return false;
+	addr_key(addr, key);
+	for (i = 0; i < a->n; i++)
+		if (prefix_match(a->net[i].addr, key, a->net[i].prefix))
+			return true;
+	return false;
 }

@@ -33,8 +33,8 @@ struct ntp_server_clock {
 bool ntp_server_request(const uint8_t *buf, size_t len, struct ntp_packet *req);
 
 /*
- * The reply to req. Unsynchronised: leap 3, stratum 16, no reference time,
- * so no client uses it. Otherwise root delay 0 and root dispersion = the
+ * The reply to req. Unsynchronised (the clock, or a stratum outside
+ * 1..15): leap 3, stratum 16, no reference time, so no client uses it. Otherwise root delay 0 and root dispersion = the
  * bound, so a client's root distance is never smaller than lclk's bound.
  * The receive timestamp has its lowest bit set and the transmit timestamp
  * cleared, as chronyd marks them: a client can tell a request naming one of
@@ -75,22 +75,51 @@ void ntp_xleave_stamped(struct ntp_xleave *t, const struct ntp_packet *reply, in
  */
 bool ntp_xleave_reply(struct ntp_xleave *t, const struct ntp_packet *req, struct ntp_packet *rep);
 
-#define RATELIMIT_SLOTS 1024
+/*
+ * A token bucket per client address, as chrony's client log keeps one
+ * record per address: a table of sets of a few records, the set chosen by
+ * a hash keyed at random when the limiter starts, so no one can pick
+ * addresses that share a set. A new address takes a free record of its
+ * set, else the least recently seen one's, with the tokens that one had
+ * (refilled to now): making room never gives anyone a fresh bucket, so
+ * alternating a spoofed victim with other addresses gains nothing.
+ */
+#define RATELIMIT_SETS	1024
+#define RATELIMIT_WAYS	4
 
-/* A token bucket per client address (a hashed table; a collision resets). */
 struct ratelimit {
 	double rate;		/* requests per second, on average */
 	double burst;		/* bucket size */
 	uint64_t dropped;
+	uint64_t key[2];	/* of the hash */
 	struct {
 		uint8_t addr[16];
-		int64_t last_ns;
+		int64_t last_ns;	/* 0: a free record */
 		double tokens;
-	} slot[RATELIMIT_SLOTS];
+	} set[RATELIMIT_SETS][RATELIMIT_WAYS];
 };
 
 void ratelimit_init(struct ratelimit *rl, double rate, double burst);
 /* Whether a request from addr at now_ns is within its client's rate. */
 bool ratelimit_allow(struct ratelimit *rl, const struct sockaddr *addr, int64_t now_ns);
+
+/*
+ * Which client addresses are served, as chrony's "allow" directives:
+ * networks given as "ADDR" or "ADDR/PREFIX" (IPv4 or IPv6) or "all".
+ * IPv4 clients also match as IPv4-mapped IPv6 addresses.
+ */
+#define NTP_ALLOW_MAX	32
+
+struct ntp_allow {
+	unsigned int n;
+	struct {
+		uint8_t addr[16];	/* IPv6, or IPv4-mapped */
+		unsigned int prefix;	/* leading bits that must match */
+	} net[NTP_ALLOW_MAX];
+};
+
+/* Add a network; -EINVAL if spec is none, -ENOSPC if the list is full. */
+int ntp_allow_add(struct ntp_allow *a, const char *spec);
+bool ntp_allow_match(const struct ntp_allow *a, const struct sockaddr *addr);
 
 #endif /* LCLK_NTP_SERVER_H */

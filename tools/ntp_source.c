@@ -5,7 +5,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,25 +13,23 @@
 #include "clock_quality.h"
 #include "ntp_client.h"
 #include "ntp_filter.h"
+#include "ntp_policy.h"
+#include "ntp_sample.h"
 #include "source.h"
 
 /* Give up on a server whose first requests all go unanswered, silently. */
 #define NTP_GIVE_UP_AFTER	3
 /* Longest burst; longer requests are clamped. */
 #define NTP_MAX_SAMPLES		64
-/*
- * Default spacing of a burst: fast on a private network, where syncing
- * within 2 s matters, and the 2 s ntpd's "discard minimum" asks for from
- * anything else, so public servers never see us as abusive.
- */
-#define NTP_LAN_INTERVAL_NS	100000000LL
-#define NTP_WAN_INTERVAL_NS	2000000000LL
-/* KoD RATE doubles the spacing, up to RFC 5905's default poll (64 s). */
-#define NTP_MAX_INTERVAL_NS	64000000000LL
-
 struct ntp_source {
 	struct ntp_client client;
-	int64_t interval_ns;	/* may grow on KoD RATE */
+	char host[256], port[8];	/* as given */
+	bool named;		/* host is a name, not an address */
+	bool resolve;		/* look the name up again before the next burst */
+	int64_t interval_ns;	/* between the exchanges of a burst */
+	bool private;		/* the server has a private address */
+	int64_t rate_poll_ns;	/* since a KoD RATE: time between bursts */
+	int64_t next_burst_ns;	/* CLOCK_MONOTONIC: not asked before */
 	bool denied;		/* KoD DENY or RSTR: never ask again */
 	bool measured;		/* a measurement succeeded */
 	char kiss[8];
@@ -80,25 +77,20 @@ static bool parse_spec(const char *spec, char *host, size_t hlen, char *port, si
 	return true;
 }
 
-/* Loopback, RFC 1918, link-local, unique local (and those in IPv6 form). */
-static bool private_address(const struct sockaddr_storage *ss)
+static bool numeric_host(const char *host)
 {
-	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
-	uint32_t a;
+	struct in6_addr a;
 
-	if (ss->ss_family == AF_INET6) {
-		if (IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_LINKLOCAL(a6) ||
-		    (a6->s6_addr[0] & 0xfe) == 0xfc)
-			return true;
-		if (!IN6_IS_ADDR_V4MAPPED(a6))
-			return false;
-		memcpy(&a, &a6->s6_addr[12], 4);
-	} else {
-		a = ((const struct sockaddr_in *)ss)->sin_addr.s_addr;
-	}
-	a = ntohl(a);
-	return (a >> 24) == 10 || (a >> 24) == 127 || (a >> 20) == 0xac1 ||
-	       (a >> 16) == 0xc0a8 || (a >> 16) == 0xa9fe;
+	return inet_pton(AF_INET, host, &a) == 1 || inet_pton(AF_INET6, host, &a) == 1;
+}
+
+/* What follows from the server's address: is it ours to ask fast. */
+static void addressed(struct source *src, struct ntp_source *ns)
+{
+	ns->private = ntp_private_address(&ns->client.addr);
+	ns->interval_ns = src->opts.interval_ns;
+	if (ns->interval_ns < 0)
+		ns->interval_ns = ntp_burst_interval_ns(ns->private);
 }
 
 static int ntp_open(struct source *src, const char *spec, char *err, size_t errlen)
@@ -120,12 +112,34 @@ static int ntp_open(struct source *src, const char *spec, char *err, size_t errl
 		free(ns);
 		return ret;
 	}
-	ns->interval_ns = src->opts.interval_ns;
-	if (ns->interval_ns < 0)
-		ns->interval_ns = private_address(&ns->client.addr) ?
-				  NTP_LAN_INTERVAL_NS : NTP_WAN_INTERVAL_NS;
+	snprintf(ns->host, sizeof(ns->host), "%s", host);
+	snprintf(ns->port, sizeof(ns->port), "%s", port);
+	ns->named = !numeric_host(host);
+	addressed(src, ns);
 	src->priv = ns;
 	return 0;
+}
+
+/*
+ * The server stopped answering: it may have moved. Look its name up again,
+ * as chrony does, and ask the new address from now on; keep the old one
+ * if the lookup fails.
+ */
+static void resolve_again(struct source *src, struct ntp_source *ns)
+{
+	struct ntp_client fresh;
+	char err[256];
+
+	if (ntp_client_open(&fresh, ns->host, ns->port, err, sizeof(err))) {
+		if (src->opts.verbose)
+			fprintf(stderr, "lclkctl: %s: %s\n", src->url, err);
+		return;
+	}
+	if (src->opts.verbose && strcmp(fresh.name, ns->client.name))
+		fprintf(stderr, "lclkctl: %s: now at %s\n", src->url, fresh.name);
+	ntp_client_close(&ns->client);
+	ns->client = fresh;
+	addressed(src, ns);
 }
 
 static void ntp_close(struct source *src)
@@ -164,11 +178,10 @@ static bool kiss(struct source *src, struct ntp_source *ns, const struct ntp_exc
 	snprintf(ns->kiss, sizeof(ns->kiss), "%s", code);
 	switch (ntp_kiss(&x->reply)) {
 	case NTP_KISS_RATE:
-		ns->interval_ns = ns->interval_ns ? ns->interval_ns * 2 : 1000000000LL;
-		fprintf(stderr, "lclkctl: %s: server asks us to slow down (KoD RATE): %s\n",
-			src->url, ns->interval_ns > NTP_MAX_INTERVAL_NS ?
-			"stopping this burst" : "doubling the spacing");
-		return ns->interval_ns <= NTP_MAX_INTERVAL_NS;
+		ns->rate_poll_ns = ntp_rate_poll_ns(ns->rate_poll_ns);
+		fprintf(stderr, "lclkctl: %s: server asks us to slow down (KoD RATE): next request in %lld s\n",
+			src->url, (long long)(ns->rate_poll_ns / 1000000000LL));
+		return false;
 	case NTP_KISS_DENY:
 	case NTP_KISS_RSTR:
 		ns->denied = true;
@@ -182,41 +195,21 @@ static bool kiss(struct source *src, struct ntp_source *ns, const struct ntp_exc
 	}
 }
 
-/* A usable exchange as a filter sample; precision_ns is ours. */
-static void to_sample(const struct ntp_exchange *x, int64_t precision_ns,
-		      uint32_t drift_ppb, struct ntp_sample *s)
-{
-	s->offset_ns = x->offset_ns;
-	s->delay_ns = x->delay_ns;
-	/* +1: the offset is a halved sum, truncated. */
-	s->err_ns = x->ours.err_ns + precision_ns + ntp_log2_to_ns(x->reply.precision) +
-		    (int64_t)ceil((double)(x->ours.t4 - x->ours.t1) * drift_ppb / 1e9) + 1;
-	s->root_ns = ntp_short_to_ns(x->reply.root_delay) / 2 +
-		     ntp_short_to_ns(x->reply.root_dispersion);
-	s->base_ns = x->ours.base1 + (x->ours.base4 - x->ours.base1) / 2;
-	/* An interleaved t3 is the kernel's: no send path to make up for. */
-	s->shift_ns = x->interleaved ? 0 : x->send_path_ns / 2;
-}
-
-static int ntp_measure(struct source *src, const struct target_clock *tc,
-		       struct measurement *m, char *err, size_t errlen)
+/* One burst, filtered; *slowed when the server sent KoD RATE. */
+static int burst(struct source *src, const struct target_clock *tc,
+		 struct measurement *m, char *err, size_t errlen, bool *slowed)
 {
 	struct ntp_source *ns = src->priv;
 	struct ntp_sample samples[NTP_MAX_SAMPLES];
 	struct ntp_packet replies[NTP_MAX_SAMPLES];
 	struct ntp_filter_opts fo = NTP_FILTER_DEFAULTS;
 	struct ntp_filter_result fr;
-	unsigned int want = src->opts.samples, n = 0, i, timeouts = 0;
+	unsigned int want = src->opts.samples, n = 0, i, lost = 0;
 	int64_t precision = clock_quality_precision_ns(tc);
 	int last = -1;	/* sample of the previous exchange, if basic */
 	const char *why = "no reply";
-	int ret;
+	int ret, error = 0;	/* the last send or ICMP error */
 
-	memset(m, 0, sizeof(*m));
-	if (ns->denied) {
-		snprintf(err, errlen, "server refused service earlier (KoD %s)", ns->kiss);
-		return -EACCES;
-	}
 	/*
 	 * chrony's iburst: the first measurement decides the first step, so
 	 * it rests on several exchanges (with chronyd, interleaved ones).
@@ -244,16 +237,23 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 		if (ret == -ETIMEDOUT) {
 			why = x.rejected ? "only rejected packets" : "timeout";
 			/* A server that sends junk is not silent: keep asking. */
-			if (!x.rejected && ++timeouts == NTP_GIVE_UP_AFTER && !n)
+			if (!x.rejected && ++lost == NTP_GIVE_UP_AFTER && !n)
 				break;
 		} else if (ret) {
-			snprintf(err, errlen, "%s: %s", ns->client.name,
-				 ret == -ECONNREFUSED ? "port unreachable (no NTP server there)" :
-				 strerror(-ret));
-			return ret;
+			/*
+			 * An ICMP error (or a failed send) loses this exchange
+			 * only, as chrony takes it: a router or the server
+			 * restarting may send one in the middle of a burst.
+			 */
+			error = ret;
+			why = ret == -ECONNREFUSED ? "port unreachable (no NTP server there)" :
+			      strerror(-ret);
+			if (++lost == NTP_GIVE_UP_AFTER && !n)
+				break;
 		} else if (x.verdict == NTP_KISS_OF_DEATH) {
 			m->rejected++;
 			why = "Kiss-o'-Death";
+			*slowed = ntp_kiss(&x.reply) == NTP_KISS_RATE;
 			if (!kiss(src, ns, &x))
 				break;
 		} else if (x.verdict != NTP_OK) {
@@ -276,7 +276,7 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 			 */
 			unsigned int k = x.interleaved && prev >= 0 ? (unsigned int)prev : n++;
 
-			to_sample(&x, precision, fo.drift_ppb, &samples[k]);
+			ntp_exchange_sample(&x, precision, fo.drift_ppb, &samples[k]);
 			replies[k] = x.reply;
 			last = x.interleaved ? -1 : (int)k;
 			if (src->opts.verbose >= 2)
@@ -288,6 +288,10 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 		}
 		if (i + 1 < want)
 			sleep_until(start + ns->interval_ns);
+	}
+	if (!n && error && !m->rejected) {
+		snprintf(err, errlen, "%s: %s", ns->client.name, why);
+		return error;
 	}
 	if (ntp_filter(samples, n, &fo, &fr, NULL)) {
 		snprintf(err, errlen, "%s: no usable reply (%u rejected; last: %s)",
@@ -308,6 +312,39 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 		fprintf(stderr, "lclkctl: %s: samples disagree beyond their bounds; using the least delayed alone\n",
 			src->url);
 	return 0;
+}
+
+static int ntp_measure(struct source *src, const struct target_clock *tc,
+		       struct measurement *m, char *err, size_t errlen)
+{
+	struct ntp_source *ns = src->priv;
+	int64_t start = mono_now(), poll;
+	bool slowed = false;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	if (ns->denied) {
+		snprintf(err, errlen, "server refused service earlier (KoD %s)", ns->kiss);
+		return -EACCES;
+	}
+	if (start < ns->next_burst_ns) {
+		snprintf(err, errlen, "%s: not asked again for %lld s (%s)", ns->client.name,
+			 (long long)((ns->next_burst_ns - start + 999999999) / 1000000000LL),
+			 ns->rate_poll_ns ? "it sent KoD RATE" :
+			 "a public server is asked at most every 64 s");
+		return -EAGAIN;
+	}
+	if (ns->resolve)
+		resolve_again(src, ns);
+	ret = burst(src, tc, m, err, errlen, &slowed);
+	ns->resolve = ns->named && ret && !slowed;
+	if (!slowed)
+		ns->rate_poll_ns = 0;
+	poll = ntp_min_poll_ns(ns->private);
+	if (ns->rate_poll_ns > poll)
+		poll = ns->rate_poll_ns;
+	ns->next_burst_ns = start + poll;
+	return ret;
 }
 
 const struct source_ops ntp_source_ops = {

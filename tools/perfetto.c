@@ -11,119 +11,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "pb.h"
 #include "perfetto.h"
-
-/* TracePacket */
-#define PKT_TIMESTAMP		8
-#define PKT_SEQUENCE_ID		10	/* trusted_packet_sequence_id */
-#define PKT_TRACK_EVENT		11
-#define PKT_SEQUENCE_FLAGS	13
-#define PKT_TRACK_DESCRIPTOR	60
-#define SEQ_INCREMENTAL_STATE_CLEARED	1
-/* TrackDescriptor */
-#define TD_UUID			1
-#define TD_PROCESS		3
-#define TD_THREAD		4
-#define TD_PARENT_UUID		5
-/* ProcessDescriptor */
-#define PD_PID			1
-#define PD_PROCESS_NAME		6
-/* ThreadDescriptor */
-#define THD_PID			1
-#define THD_TID			2
-#define THD_THREAD_NAME		5
-/* TrackEvent */
-#define TE_DEBUG_ANNOTATIONS	4
-#define TE_TYPE			9
-#define TE_TRACK_UUID		11
-#define TE_CATEGORIES		22
-#define TE_NAME			23
-#define TYPE_SLICE_BEGIN	1
-#define TYPE_SLICE_END		2
-/* DebugAnnotation */
-#define DA_INT_VALUE		4
-#define DA_STRING_VALUE		6
-#define DA_NAME			10
-/* Trace */
-#define TRACE_PACKET		1
-
-#define WIRE_VARINT		0
-#define WIRE_LEN		2
-
-#define PID_BITS		22	/* Linux's PID_MAX_LIMIT is 2^22 */
-#define HOST_SLOTS		511
+#include "perfetto_proto.h"
 
 struct perfetto {
 	FILE *f;
 	char host[256];
 	uint64_t host_hash;
-	uint32_t host_slot;
 	uint32_t seq_id;
 	bool started;
 	void *seen;		/* tsearch tree of the uuids declared */
 };
-
-/* A message under construction; an overflow fails the whole packet. */
-struct pb {
-	uint8_t buf[1024];
-	size_t len;
-	bool overflow;
-};
-
-static void pb_raw(struct pb *b, const void *p, size_t n)
-{
-	if (b->overflow || n > sizeof(b->buf) - b->len) {
-		b->overflow = true;
-		return;
-	}
-	memcpy(b->buf + b->len, p, n);
-	b->len += n;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	uint8_t out[10];
-	size_t n = 0;
-
-	do {
-		out[n++] = (v & 0x7f) | (v > 0x7f ? 0x80 : 0);
-		v >>= 7;
-	} while (v);
-	pb_raw(b, out, n);
-}
-
-static void pb_uint(struct pb *b, unsigned int field, uint64_t v)
-{
-	pb_varint(b, field << 3 | WIRE_VARINT);
-	pb_varint(b, v);
-}
-
-/* int32/int64: two's complement as a 64-bit varint. */
-static void pb_int(struct pb *b, unsigned int field, int64_t v)
-{
-	pb_uint(b, field, (uint64_t)v);
-}
-
-static void pb_bytes(struct pb *b, unsigned int field, const void *p, size_t n)
-{
-	pb_varint(b, field << 3 | WIRE_LEN);
-	pb_varint(b, n);
-	pb_raw(b, p, n);
-}
-
-static void pb_str(struct pb *b, unsigned int field, const char *s)
-{
-	pb_bytes(b, field, s, strlen(s));
-}
-
-static void pb_msg(struct pb *b, unsigned int field, const struct pb *sub)
-{
-	if (sub->overflow)
-		b->overflow = true;
-	pb_bytes(b, field, sub->buf, sub->len);
-}
 
 static uint64_t fnv1a64(const char *s)
 {
@@ -142,12 +44,7 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-uint32_t perfetto_host_pid(const struct perfetto *p, uint32_t pid)
-{
-	return p->host_slot << PID_BITS | (pid & ((1U << PID_BITS) - 1));
-}
-
-/* Track uuids: kind 1 = process, 2 = thread; never 0 (the global track). */
+/* Track uuids: kind 0 = host, 1 = process, 2 = thread; never 0 (global). */
 static uint64_t track_uuid(const struct perfetto *p, unsigned int kind,
 			   uint32_t id)
 {
@@ -165,7 +62,7 @@ static int put_packet(struct perfetto *p, struct pb *pkt)
 	}
 	if (pkt->overflow)
 		return -EMSGSIZE;
-	pb_varint(&hdr, TRACE_PACKET << 3 | WIRE_LEN);
+	pb_varint(&hdr, TRACE_PACKET << 3 | PB_WIRE_LEN);
 	pb_varint(&hdr, pkt->len);
 	if (fwrite(hdr.buf, hdr.len, 1, p->f) != 1 ||
 	    fwrite(pkt->buf, pkt->len, 1, p->f) != 1)
@@ -200,8 +97,7 @@ static int first_sight(struct perfetto *p, uint64_t uuid)
 	return 1;
 }
 
-static void process_name(const struct perfetto *p, const struct perfetto_slice *s,
-			 char *name, size_t len)
+static void process_name(const struct perfetto_slice *s, char *name, size_t len)
 {
 	char path[64], comm[32] = "";
 	FILE *f;
@@ -215,43 +111,44 @@ static void process_name(const struct perfetto *p, const struct perfetto_slice *
 	}
 	if (!comm[0] && s->pid == s->tid)
 		snprintf(comm, sizeof(comm), "%s", s->thread_name);
-	if (comm[0])
-		snprintf(name, len, "%s: %s", p->host, comm);
-	else
-		snprintf(name, len, "%s: pid %u", p->host, s->pid);
+	snprintf(name, len, "%s (pid %u)", comm[0] ? comm : "?", s->pid);
 }
 
+/* Declare track uuid, named name, under parent (0: none), if not yet done. */
+static int declare_track(struct perfetto *p, uint64_t uuid, uint64_t parent,
+			 const char *name)
+{
+	struct pb pkt = { .len = 0 }, td = { .len = 0 };
+	int err = first_sight(p, uuid);
+
+	if (err <= 0)
+		return err;
+	pb_uint(&td, TD_UUID, uuid);
+	pb_str(&td, TD_NAME, name);
+	if (parent)
+		pb_uint(&td, TD_PARENT_UUID, parent);
+	pb_msg(&pkt, PKT_TRACK_DESCRIPTOR, &td);
+	return put_packet(p, &pkt);
+}
+
+/* The host's, the process's and the thread's track. */
 static int declare_tracks(struct perfetto *p, const struct perfetto_slice *s,
 			  uint64_t thread_uuid)
 {
-	uint64_t proc_uuid = track_uuid(p, 1, s->pid);
-	struct pb pkt = { .len = 0 }, td = { .len = 0 }, d = { .len = 0 };
-	char name[320];
+	uint64_t host_uuid = track_uuid(p, 0, 0), proc_uuid = track_uuid(p, 1, s->pid);
+	char name[64];
 	int err;
 
-	err = first_sight(p, proc_uuid);
-	if (err < 0)
-		return err;
-	if (err) {
-		process_name(p, s, name, sizeof(name));
-		pb_uint(&d, PD_PID, perfetto_host_pid(p, s->pid));
-		pb_str(&d, PD_PROCESS_NAME, name);
-		pb_uint(&td, TD_UUID, proc_uuid);
-		pb_msg(&td, TD_PROCESS, &d);
-		pb_msg(&pkt, PKT_TRACK_DESCRIPTOR, &td);
-		err = put_packet(p, &pkt);
-		if (err)
-			return err;
-		pkt.len = td.len = d.len = 0;
+	err = declare_track(p, host_uuid, 0, p->host);
+	if (!err) {
+		process_name(s, name, sizeof(name));
+		err = declare_track(p, proc_uuid, host_uuid, name);
 	}
-	pb_uint(&d, THD_PID, perfetto_host_pid(p, s->pid));
-	pb_uint(&d, THD_TID, perfetto_host_pid(p, s->tid));
-	pb_str(&d, THD_THREAD_NAME, s->thread_name);
-	pb_uint(&td, TD_UUID, thread_uuid);
-	pb_uint(&td, TD_PARENT_UUID, proc_uuid);
-	pb_msg(&td, TD_THREAD, &d);
-	pb_msg(&pkt, PKT_TRACK_DESCRIPTOR, &td);
-	return put_packet(p, &pkt);
+	if (!err) {
+		snprintf(name, sizeof(name), "%s (tid %u)", s->thread_name, s->tid);
+		err = declare_track(p, thread_uuid, proc_uuid, name);
+	}
+	return err;
 }
 
 int perfetto_slice(struct perfetto *p, const struct perfetto_slice *s)
@@ -261,18 +158,13 @@ int perfetto_slice(struct perfetto *p, const struct perfetto_slice *s)
 	unsigned int i;
 	int err;
 
-	err = first_sight(p, uuid);
-	if (err < 0)
+	err = declare_tracks(p, s, uuid);
+	if (err)
 		return err;
-	if (err) {
-		err = declare_tracks(p, s, uuid);
-		if (err)
-			return err;
-	}
 
 	pb_uint(&ev, TE_TYPE, TYPE_SLICE_BEGIN);
 	pb_uint(&ev, TE_TRACK_UUID, uuid);
-	pb_str(&ev, TE_CATEGORIES, "syscall");
+	pb_str(&ev, TE_CATEGORIES, s->category ? s->category : "syscall");
 	pb_str(&ev, TE_NAME, s->name);
 	for (i = 0; i < s->nargs; i++) {
 		const struct perfetto_arg *a = &s->args[i];
@@ -299,9 +191,50 @@ int perfetto_slice(struct perfetto *p, const struct perfetto_slice *s)
 	return put_packet(p, &pkt);
 }
 
-struct perfetto *perfetto_open(const char *path, const char *host)
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void pb_clock(struct pb *b, uint32_t id, int64_t ns)
+{
+	struct pb c = { .len = 0 };
+
+	pb_uint(&c, CLK_ID, id);
+	pb_uint(&c, CLK_TIMESTAMP, ns);
+	pb_msg(b, CS_CLOCKS, &c);
+}
+
+/*
+ * The sequence's first packet: the clock its timestamps are in, and where
+ * that clock stands against the trace's (BOOTTIME).
+ */
+static int declare_clock(struct perfetto *p, const struct perfetto_clock *clock)
+{
+	struct pb pkt = { .len = 0 }, snap = { .len = 0 }, def = { .len = 0 };
+	uint32_t id = clock->logical ? CLOCK_ID_LOGICAL : CLOCK_ID_MONOTONIC;
+
+	if (clock->logical) {
+		pb_clock(&snap, id, clock->now_ns);
+		pb_clock(&snap, CLOCK_ID_BOOTTIME, clock->now_ns);
+	} else {
+		pb_clock(&snap, id, clock_ns(CLOCK_MONOTONIC));
+		pb_clock(&snap, CLOCK_ID_BOOTTIME, clock_ns(CLOCK_BOOTTIME));
+	}
+	pb_uint(&def, DEF_TIMESTAMP_CLOCK_ID, id);
+	pb_msg(&pkt, PKT_CLOCK_SNAPSHOT, &snap);
+	pb_msg(&pkt, PKT_DEFAULTS, &def);
+	return put_packet(p, &pkt);
+}
+
+struct perfetto *perfetto_open(const char *path, const char *host,
+			       const struct perfetto_clock *clock)
 {
 	struct perfetto *p = calloc(1, sizeof(*p));
+	int err;
 
 	if (!p)
 		return NULL;
@@ -312,9 +245,14 @@ struct perfetto *perfetto_open(const char *path, const char *host)
 	}
 	snprintf(p->host, sizeof(p->host), "%s", host);
 	p->host_hash = fnv1a64(host);
-	p->host_slot = 1 + p->host_hash % HOST_SLOTS;
 	/* Distinct per host and per writer, never 0 (reserved). */
 	p->seq_id = (uint32_t)mix64(p->host_hash ^ (uint64_t)getpid()) | 1;
+	err = declare_clock(p, clock);
+	if (err) {
+		perfetto_close(p);
+		errno = -err;
+		return NULL;
+	}
 	return p;
 }
 

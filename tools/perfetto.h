@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A Perfetto trace writer (protobuf TrackEvent): slices on one track per
- * thread, grouped by process. Timestamps are written as given (lclkctl
- * trace gives logical time), in the trace's default clock domain.
+ * thread, under a track per process, under a track per host.
  *
  * Files from several hosts open together (cat them into one file: a trace
- * is a sequence of packets): pids and tids are mapped into a range chosen
- * by a hash of the host name, (1 + hash % 511) << 22 | pid (Linux pids are
- * below 2^22), processes are named "HOST: COMM", and track uuids and the
- * packet sequence id are derived from the host name too.
+ * is a sequence of packets): the tracks carry names, not pids (the trace
+ * processor merges processes with equal pids, and hosts have equal pids),
+ * and their uuids and the packet sequence id derive from the host name.
+ *
+ * The first packet declares the clock of the timestamps: lclk's logical
+ * time is a clock of the sequence's own (id 64), declared equal to the
+ * trace's BOOTTIME, so that every host's logical time lands on one
+ * timeline; CLOCK_MONOTONIC is itself, related to BOOTTIME by a reading of
+ * both.
  */
 #ifndef LCLK_PERFETTO_H
 #define LCLK_PERFETTO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct perfetto;
@@ -27,24 +32,29 @@ struct perfetto_arg {
 struct perfetto_slice {
 	uint32_t pid, tid;
 	const char *thread_name;
+	const char *category;	/* NULL: "syscall" */
 	const char *name;
 	int64_t start_ns, end_ns;
 	const struct perfetto_arg *args;
 	unsigned int nargs;
 };
 
+/* The clock slice times are in. */
+struct perfetto_clock {
+	bool logical;		/* lclk's logical time, else CLOCK_MONOTONIC */
+	int64_t now_ns;		/* logical: the time now */
+};
+
 /* Create path (truncating it). NULL with errno set on failure. */
-struct perfetto *perfetto_open(const char *path, const char *host);
+struct perfetto *perfetto_open(const char *path, const char *host,
+			       const struct perfetto_clock *clock);
 
 /*
  * Append one slice; the first slice of a thread also declares its track
  * (and its process's, named after /proc/PID/comm when the process is still
- * there). Returns 0 or -errno.
+ * there, and its host's). Returns 0 or -errno.
  */
 int perfetto_slice(struct perfetto *p, const struct perfetto_slice *s);
-
-/* The pid (or tid) as written to the file. */
-uint32_t perfetto_host_pid(const struct perfetto *p, uint32_t pid);
 
 /* Flush and close; 0 or -errno (a write error anywhere). */
 int perfetto_close(struct perfetto *p);

@@ -2,6 +2,7 @@
 /* ptp4l management over its Unix domain socket. */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -9,11 +10,14 @@
 
 #include "clock_offset.h"
 #include "pmc_client.h"
+#include "timeout.h"
 
 int pmc_open(struct pmc_client *c, const char *server_path, uint8_t domain,
 	     char *err, size_t errlen)
 {
-	static unsigned int instance;
+	/* Runner threads open their ptp4l: sources at the same time. */
+	static atomic_uint instances;
+	unsigned int instance = atomic_fetch_add(&instances, 1) + 1;
 	struct sockaddr_un local = { .sun_family = AF_UNIX };
 	pid_t pid = getpid();
 	int r;
@@ -32,7 +36,7 @@ int pmc_open(struct pmc_client *c, const char *server_path, uint8_t domain,
 	c->self.clock_id[5] = (uint8_t)(pid >> 16);
 	c->self.clock_id[6] = (uint8_t)(pid >> 8);
 	c->self.clock_id[7] = (uint8_t)pid;
-	c->self.port = (uint16_t)++instance;
+	c->self.port = (uint16_t)instance;
 
 	c->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
@@ -110,7 +114,7 @@ int pmc_get(struct pmc_client *c, uint16_t id, int64_t timeout_ns,
 		struct ptp_msg m;
 		ssize_t len;
 
-		if (left <= 0 || poll(&p, 1, (int)((left + 999999) / 1000000)) == 0) {
+		if (left <= 0 || poll(&p, 1, timeout_ms(left)) == 0) {
 			snprintf(err, errlen, "%s: no management response (is ptp4l running there?)",
 				 c->server.sun_path);
 			return -ETIMEDOUT;

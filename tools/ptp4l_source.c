@@ -14,8 +14,13 @@
  * steady (ptp4l filters it); drift is how fast ptp4l's clock may wander
  * from the master between Syncs, drift_ppb=N (1000 by default).
  *
+ * As for ptp://, the bound is against true time: it adds the grandmaster's
+ * clockAccuracy (the parent dataset's grandmasterClockQuality), and a
+ * grandmaster that is not traceable (the time properties dataset's flags,
+ * ptp_quality.h) is refused unless timescale=arb.
+ *
  * Options: domain=N (ptp4l's domainNumber, 0), phc=/dev/ptpN (instead of
- * the interface's PHC), drift_ppb=N, utc_offset=S, timescale=utc|tai.
+ * the interface's PHC), drift_ppb=N, utc_offset=S, timescale=utc|tai|arb.
  * Only single-port ptp4l (an ordinary clock) is read.
  */
 #include <errno.h>
@@ -27,6 +32,7 @@
 #include "phc.h"
 #include "pmc_client.h"
 #include "ptp_opts.h"
+#include "ptp_quality.h"
 #include "source.h"
 
 #define PMC_TIMEOUT_NS		1000000000LL
@@ -156,12 +162,40 @@ static int read_clock(struct ptp4l_source *ps, int64_t *off, int64_t *error,
 	return e;
 }
 
+/*
+ * The grandmaster's clockAccuracy in ns (0 with timescale=arb), from the
+ * parent dataset's grandmasterClockQuality (clockClass at 19, accuracy at
+ * 20) and the time properties' flags; -EPROTO if it is not traceable.
+ */
+static int gm_accuracy_ns(const struct ptp4l_source *ps, const struct ptp_management *parent,
+			  uint8_t flags, int64_t *accuracy, char *err, size_t errlen)
+{
+	struct ptp_announce gm = { .quality = { .clock_class = parent->data[19],
+						.accuracy = parent->data[20] } };
+	const char *why;
+	char id[24];
+
+	*accuracy = 0;
+	if (ps->opts.arb)
+		return 0;
+	why = ptp_gm_untraceable(&gm, flags);
+	if (why) {
+		ptp_clock_id_str(parent->data + 24, id, sizeof(id));
+		snprintf(err, errlen,
+			 "%s: grandmaster %s is not traceable: %s (timescale=arb takes its time as it is)",
+			 ps->opts.addr, id, why);
+		return -EPROTO;
+	}
+	*accuracy = ptp_clock_accuracy_ns(gm.quality.accuracy);
+	return 0;
+}
+
 static int ptp4l_src_measure(struct source *src, const struct target_clock *tc,
 			     struct measurement *m, char *err, size_t errlen)
 {
 	struct ptp4l_source *ps = src->priv;
 	struct ptp_management port, ts, cur, parent, tprop;
-	int64_t master_offset, ingress, mpd, clk_off, clk_err, age, base;
+	int64_t master_offset, ingress, mpd, clk_off, clk_err, age, base, accuracy;
 	unsigned int rejected = ps->pmc.rejected;
 	uint8_t flags;
 	int r;
@@ -176,13 +210,17 @@ static int ptp4l_src_measure(struct source *src, const struct target_clock *tc,
 	if (port.data[10] != PORT_STATE_SLAVE && port.data[10] != PORT_STATE_UNCALIBRATED) {
 		snprintf(err, errlen, "%s: ptp4l's port is in state %u, not SLAVE or UNCALIBRATED",
 			 ps->opts.addr, port.data[10]);
-		return -EAGAIN;
+		return -ENOLINK;
 	}
 	/* TIME_STATUS_NP: master_offset, ingress_time, ..., gmPresent at 38. */
 	if (!be32(ts.data + 38)) {
 		snprintf(err, errlen, "%s: ptp4l has no grandmaster", ps->opts.addr);
-		return -EAGAIN;
+		return -ENOLINK;
 	}
+	flags = tprop.data[2];
+	r = gm_accuracy_ns(ps, &parent, flags, &accuracy, err, errlen);
+	if (r)
+		return r;
 	master_offset = be64(ts.data);
 	ingress = be64(ts.data + 8);
 	mpd = be64(cur.data + 10) >> 16;	/* scaled ns */
@@ -198,10 +236,10 @@ static int ptp4l_src_measure(struct source *src, const struct target_clock *tc,
 	m->base_ns = base;
 	m->offset_ns = base + clk_off - master_offset - target_from_base(tc, base);
 	m->bound_ns = (mpd > 0 ? mpd : 0) + age / 1000000000LL * ps->opts.max_drift_ppb +
-		      age % 1000000000LL * ps->opts.max_drift_ppb / 1000000000LL + clk_err;
+		      age % 1000000000LL * ps->opts.max_drift_ppb / 1000000000LL + clk_err +
+		      accuracy;
 	m->delay_ns = 2 * mpd;
 	m->stratum = be16(cur.data);	/* ptp4l counts its own hop */
-	flags = tprop.data[2];
 	m->leap = flags & PTP_FLAG_LEAP61 ? 1 : flags & PTP_FLAG_LEAP59 ? 2 : 0;
 	ptp_clock_id_str(parent.data + 24, m->refid, sizeof(m->refid));
 	m->samples = 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Foreign-master records and the best master choice among them. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "ptp_bmca.h"
@@ -9,6 +10,24 @@ void ptp_bmca_init(struct ptp_bmca *b, const uint8_t *own_clock_id)
 {
 	memset(b, 0, sizeof(*b));
 	memcpy(b->own_id, own_clock_id, PTP_CLOCK_ID_LEN);
+}
+
+int ptp_bmca_allow(struct ptp_bmca *b, const uint8_t *clock_id)
+{
+	if (b->nallow == PTP_MAX_ALLOW)
+		return -ENOSPC;
+	memcpy(b->allow[b->nallow++], clock_id, PTP_CLOCK_ID_LEN);
+	return 0;
+}
+
+static bool allowed(const struct ptp_bmca *b, const uint8_t *clock_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nallow; i++)
+		if (!memcmp(b->allow[i], clock_id, PTP_CLOCK_ID_LEN))
+			return true;
+	return !b->nallow;
 }
 
 int64_t ptp_announce_interval_ns(int8_t log_interval)
@@ -51,6 +70,23 @@ static int seq_newer(uint16_t seq, uint16_t last)
 	return d != 0 && d < 0x8000;
 }
 
+/*
+ * A record for a new sender: a free one, or the worst, when the sender is
+ * better than it. NULL: no room.
+ */
+static struct ptp_foreign *make_room(struct ptp_bmca *b, const struct ptp_msg *m)
+{
+	struct ptp_foreign *worst = NULL, candidate = { .sender = m->h.source, .ann = m->announce };
+	unsigned int i;
+
+	if (b->n < PTP_MAX_FOREIGN)
+		return &b->fm[b->n++];
+	for (i = 0; i < b->n; i++)
+		if (!worst || ptp_dataset_cmp(&b->fm[i], worst) > 0)
+			worst = &b->fm[i];
+	return ptp_dataset_cmp(&candidate, worst) < 0 ? worst : NULL;
+}
+
 int ptp_bmca_announce(struct ptp_bmca *b, const struct ptp_msg *m, int64_t now,
 		      const char **reason)
 {
@@ -58,6 +94,10 @@ int ptp_bmca_announce(struct ptp_bmca *b, const struct ptp_msg *m, int64_t now,
 
 	if (!memcmp(m->h.source.clock_id, b->own_id, PTP_CLOCK_ID_LEN)) {
 		*reason = "announce from our own clock identity";
+		return -EINVAL;
+	}
+	if (!allowed(b, m->h.source.clock_id)) {
+		*reason = "announce from a master not in allow=";
 		return -EINVAL;
 	}
 	if (m->announce.steps_removed >= 255) {
@@ -70,11 +110,11 @@ int ptp_bmca_announce(struct ptp_bmca *b, const struct ptp_msg *m, int64_t now,
 		return -EINVAL;
 	}
 	if (!f) {
-		if (b->n == PTP_MAX_FOREIGN) {
-			*reason = "too many foreign masters";
+		f = make_room(b, m);
+		if (!f) {
+			*reason = "too many foreign masters, all better";
 			return -EINVAL;
 		}
-		f = &b->fm[b->n++];
 		memset(f, 0, sizeof(*f));
 		f->sender = m->h.source;
 	}

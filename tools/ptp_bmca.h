@@ -19,6 +19,7 @@
 #define PTP_FOREIGN_MASTER_WINDOW	4	/* announce intervals */
 #define PTP_ANNOUNCE_RECEIPT_TIMEOUT	3	/* announce intervals */
 #define PTP_MAX_FOREIGN			8
+#define PTP_MAX_ALLOW			8
 
 struct ptp_foreign {
 	struct ptp_port_id sender;
@@ -35,15 +36,29 @@ struct ptp_bmca {
 	uint8_t own_id[PTP_CLOCK_ID_LEN];
 	struct ptp_foreign fm[PTP_MAX_FOREIGN];
 	unsigned int n;
+	/* Acceptable masters' clock identities; none listed: any. */
+	uint8_t allow[PTP_MAX_ALLOW][PTP_CLOCK_ID_LEN];
+	unsigned int nallow;
 };
 
 void ptp_bmca_init(struct ptp_bmca *b, const uint8_t *own_clock_id);
 
 /*
+ * Consider only Announces sent by this clock identity, and others listed
+ * (IEEE 1588-2019 17.5, acceptable master table, by clock identity). The
+ * only defence against a sender that claims a better clock than the real
+ * master's. Returns 0, or -ENOSPC beyond PTP_MAX_ALLOW.
+ */
+int ptp_bmca_allow(struct ptp_bmca *b, const uint8_t *clock_id);
+
+/*
  * Record an Announce (already decoded and checked for domain) received at
  * monotonic time now. Returns 0, or -EINVAL with a reason for an announce
- * that must not be considered: our own, stepsRemoved >= 255, a repeated or
- * older sequence id, or no room for another foreign master.
+ * that must not be considered: our own, from a sender not allowed,
+ * stepsRemoved >= 255, a repeated or older sequence id, or no room for
+ * another foreign master. A full table makes room for a sender better
+ * (ptp_dataset_cmp) than its worst record by dropping that one, so that
+ * senders announcing worse clocks cannot keep a better master out.
  */
 int ptp_bmca_announce(struct ptp_bmca *b, const struct ptp_msg *m, int64_t now,
 		      const char **reason);

@@ -6,10 +6,11 @@
  *
  * ptp_msg_decode() accepts a message only if every field it relies on is
  * well formed: header length and version, a body long enough for the
- * message type, nanoseconds below 10^9, TLVs that lie inside the message and
- * are of a type the message may carry. Anything else is rejected with a
- * reason string. What needs context (domain, sequence ids, the selected
- * master, follow-up pairing) is checked by the caller.
+ * message type, nanoseconds below 10^9, seconds within PTP_MAX_TS_SEC, TLVs
+ * that lie inside the message, and those of them it reads (PATH_TRACE,
+ * management) well formed; other TLVs are skipped. Anything else is
+ * rejected with a reason string. What needs context (domain, sequence ids,
+ * the selected master, follow-up pairing) is checked by the caller.
  */
 #ifndef LCLK_PTP_MSG_H
 #define LCLK_PTP_MSG_H
@@ -46,7 +47,7 @@ enum ptp_msg_type {
 #define PTP_FLAG_TIME_TRACEABLE	(1U << 4)
 #define PTP_FLAG_FREQ_TRACEABLE	(1U << 5)
 
-/* TLV types this implementation knows. */
+/* TLV types this implementation reads; it skips the others. */
 #define PTP_TLV_MANAGEMENT		0x0001
 #define PTP_TLV_MANAGEMENT_ERROR	0x0002
 #define PTP_TLV_PATH_TRACE		0x0008
@@ -78,8 +79,15 @@ struct ptp_port_id {
 	uint16_t port;
 };
 
+/*
+ * Largest seconds a decoded timestamp may have (year 2116): its ns, and
+ * the sum or difference of two such values or of one and a monotonic time,
+ * stay within int64. The 48 bits on the wire reach 2.8e14 s.
+ */
+#define PTP_MAX_TS_SEC		4611686017ULL
+
 struct ptp_timestamp {
-	uint64_t sec;		/* 48 bits on the wire */
+	uint64_t sec;		/* 48 bits on the wire, <= PTP_MAX_TS_SEC decoded */
 	uint32_t nsec;		/* < 10^9 */
 };
 
@@ -145,7 +153,7 @@ struct ptp_msg {
 /*
  * Decode and validate one message of len bytes. Returns 0, or -EBADMSG
  * (malformed), -EPROTONOSUPPORT (version) or -EOPNOTSUPP (a message type
- * or TLV not handled) with *reason set to a static string.
+ * not handled) with *reason set to a static string.
  */
 int ptp_msg_decode(const void *buf, size_t len, struct ptp_msg *m,
 		   const char **reason);
@@ -158,7 +166,7 @@ int ptp_msg_decode(const void *buf, size_t len, struct ptp_msg *m,
  */
 int ptp_msg_encode(const struct ptp_msg *m, void *buf, size_t size);
 
-/* Nanoseconds since the epoch of a PTP timestamp (valid to year 2262). */
+/* Nanoseconds since the epoch of a PTP timestamp, sec <= PTP_MAX_TS_SEC. */
 int64_t ptp_ts_ns(const struct ptp_timestamp *ts);
 struct ptp_timestamp ptp_ns_ts(int64_t ns);
 

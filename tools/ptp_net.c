@@ -20,6 +20,7 @@
 #include "net_tstamp.h"
 #include "ptp_msg.h"
 #include "ptp_net.h"
+#include "timeout.h"
 
 #define PTP_EVENT_PORT		319
 #define PTP_GENERAL_PORT	320
@@ -27,6 +28,12 @@
 static const uint8_t ptp_mcast_mac[ETH_ALEN] = { 0x01, 0x1b, 0x19, 0x00, 0x00, 0x00 };
 /* A transmit stamp comes at once in software, within a few ms from a NIC. */
 #define TX_TS_TIMEOUT_MS	100
+/*
+ * A socket queues messages in order, but their receive stamps, taken on
+ * whichever CPU handled each packet, may be a little out of it: how much
+ * earlier than the last one's a stamp may be.
+ */
+#define RX_TS_REORDER_NS	1000000LL
 
 #define SW_TS_FLAGS (SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE | \
 		     SOF_TIMESTAMPING_SOFTWARE)
@@ -185,6 +192,7 @@ int ptp_net_open(struct ptp_net *n, const char *ifname, enum ptp_net_transport t
 	memset(n, 0, sizeof(*n));
 	n->event_fd = n->general_fd = -1;
 	n->phc.fd = -1;
+	n->last_rx_lo = INT64_MIN;
 	n->transport = t;
 	if (strlen(ifname) >= sizeof(n->ifname) || strlen(ifname) >= IFNAMSIZ) {
 		snprintf(err, errlen, "'%s': interface name too long", ifname);
@@ -208,6 +216,11 @@ int ptp_net_open(struct ptp_net *n, const char *ifname, enum ptp_net_transport t
 		r = choose_stamping(n, ts, err, errlen);
 	if (r >= 0)
 		r = set_stamping(n, err, errlen);
+	if (r >= 0 && !n->hw) {
+		r = realtime_track_start(&n->realtime);
+		if (r)
+			snprintf(err, errlen, "CLOCK_REALTIME: %s", strerror(-r));
+	}
 	if (r < 0) {
 		ptp_net_close(n);
 		return r;
@@ -225,26 +238,25 @@ void ptp_net_close(struct ptp_net *n)
 	n->event_fd = n->general_fd = -1;
 }
 
-/* A kernel timestamp (realtime or PHC) on CLOCK_MONOTONIC. */
-static int to_mono(struct ptp_net *n, int64_t ts, int64_t *mono, int64_t *error)
+/*
+ * A kernel timestamp (realtime or PHC) on CLOCK_MONOTONIC; a software
+ * stamp must lie in [lo, hi] (see ptp_net.h).
+ */
+static int to_mono(struct ptp_net *n, int64_t ts, int64_t lo, int64_t hi,
+		   int64_t *mono, int64_t *error)
 {
 	struct phc_reading r;
-	int64_t off, width;
 	int e;
 
-	if (n->hw) {
-		e = phc_read(&n->phc, &r);
-		if (e)
-			return e;
-		*mono = ts - r.offset_ns;
-		*error = r.error_ns;
-		return 0;
+	if (!n->hw) {
+		e = realtime_track_measure(&n->realtime);
+		return e ? e : realtime_track_to_mono(&n->realtime, ts, lo, hi, mono, error);
 	}
-	e = clock_offset_from_mono(CLOCK_REALTIME, 3, &off, &width);
+	e = phc_read(&n->phc, &r);
 	if (e)
 		return e;
-	*mono = ts - off;
-	*error = (width + 1) / 2;
+	*mono = ts - r.offset_ns;
+	*error = r.error_ns;
 	return 0;
 }
 
@@ -277,7 +289,7 @@ static int recv_one(struct ptp_net *n, int fd, uint8_t *buf, size_t size, struct
 		.msg_control = control, .msg_controllen = sizeof(control),
 	};
 	ssize_t len = recvmsg(fd, &msg, MSG_DONTWAIT);
-	int64_t ts;
+	int64_t ts, read_at = monotonic_ns();
 
 	if (len < 0)
 		return -errno;
@@ -290,9 +302,33 @@ static int recv_one(struct ptp_net *n, int fd, uint8_t *buf, size_t size, struct
 	if (fd != n->event_fd)
 		return 0;
 	ts = net_tstamp(&msg, n->hw ? NET_TSTAMP_HARDWARE : NET_TSTAMP_SOFTWARE);
-	if (ts && !to_mono(n, ts, &rx->ts_mono, &rx->ts_err))
+	if (ts && !to_mono(n, ts, n->last_rx_lo, read_at, &rx->ts_mono, &rx->ts_err)) {
 		rx->have_ts = true;
+		n->last_rx_lo = rx->ts_mono - rx->ts_err - RX_TS_REORDER_NS;
+	}
 	return 0;
+}
+
+/*
+ * Discard what the error queue holds: transmit stamps that came after
+ * tx_stamp() gave up. poll() reports POLLERR while one is there, whatever
+ * it was asked for.
+ */
+static void drain_errqueue(int fd)
+{
+	uint8_t buf[64];
+	char control[256];
+
+	for (;;) {
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = control, .msg_controllen = sizeof(control),
+		};
+
+		if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+	}
 }
 
 int ptp_net_recv(struct ptp_net *n, uint8_t *buf, size_t size, int64_t deadline,
@@ -308,10 +344,16 @@ int ptp_net_recv(struct ptp_net *n, uint8_t *buf, size_t size, int64_t deadline,
 
 		if (left <= 0)
 			return -ETIMEDOUT;
-		r = poll(p, n->general_fd >= 0 ? 2 : 1, (int)((left + 999999) / 1000000));
+		/* A REALTIME step while waiting falls in a narrow window. */
+		r = n->hw ? 0 : realtime_track_measure(&n->realtime);
+		if (r)
+			return r;
+		r = poll(p, n->general_fd >= 0 ? 2 : 1, timeout_ms(left));
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		for (i = 0; r > 0 && i < 2; i++) {
+			if (p[i].revents & POLLERR)
+				drain_errqueue(p[i].fd);
 			if (!(p[i].revents & POLLIN))
 				continue;
 			r = recv_one(n, p[i].fd, buf, size, rx);
@@ -340,7 +382,7 @@ static int tx_stamp(struct ptp_net *n, int64_t *ts)
 		if (left <= 0)
 			return -ETIMEDOUT;
 		/* POLLERR is reported whatever events asks for. */
-		if (poll(&p, 1, (int)((left + 999999) / 1000000)) <= 0)
+		if (poll(&p, 1, timeout_ms(left)) <= 0)
 			continue;
 		if (recvmsg(n->event_fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
 			continue;
@@ -350,32 +392,16 @@ static int tx_stamp(struct ptp_net *n, int64_t *ts)
 	}
 }
 
-static void drain_errqueue(struct ptp_net *n)
-{
-	uint8_t buf[64];
-	char control[256];
-
-	for (;;) {
-		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-		struct msghdr msg = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = control, .msg_controllen = sizeof(control),
-		};
-
-		if (recvmsg(n->event_fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
-			return;
-	}
-}
-
 int ptp_net_send_event(struct ptp_net *n, const uint8_t *buf, size_t len,
 		       int64_t *ts_mono, int64_t *ts_err)
 {
 	uint8_t frame[ETH_HLEN + PTP_MAX_MSG_LEN];
 	ssize_t sent;
-	int64_t ts;
+	int64_t ts, send_at;
 	int r;
 
-	drain_errqueue(n);
+	drain_errqueue(n->event_fd);
+	send_at = monotonic_ns();
 	if (n->transport == PTP_NET_UDP4) {
 		struct sockaddr_in to = {
 			.sin_family = AF_INET,
@@ -403,7 +429,7 @@ int ptp_net_send_event(struct ptp_net *n, const uint8_t *buf, size_t len,
 	r = tx_stamp(n, &ts);
 	if (r)
 		return r;
-	return to_mono(n, ts, ts_mono, ts_err);
+	return to_mono(n, ts, send_at, monotonic_ns(), ts_mono, ts_err);
 }
 
 void ptp_net_clock_id(const struct ptp_net *n, uint8_t *id)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "phc.h"
+#include "realtime_track.h"
 
 enum ptp_net_transport { PTP_NET_UDP4, PTP_NET_L2 };
 
@@ -27,6 +28,9 @@ struct ptp_net {
 	uint8_t mac[6];
 	bool hw;		/* hardware timestamps, in phc's time */
 	struct phc phc;
+	struct realtime_track realtime;	/* software stamps: REALTIME steps */
+	/* Earliest time the next receive stamp may have (after the last one). */
+	int64_t last_rx_lo;
 	char ifname[16];
 };
 

@@ -35,6 +35,29 @@ static bool parse_seconds(const char *s, int64_t *ns)
 	return true;
 }
 
+/* "001122.fffe.334455", as ptp4l prints a clock identity. */
+static bool parse_clock_id(const char *s, uint8_t *id)
+{
+	int n = -1;
+
+	return sscanf(s, "%2hhx%2hhx%2hhx.%2hhx%2hhx.%2hhx%2hhx%2hhx%n", &id[0], &id[1],
+		      &id[2], &id[3], &id[4], &id[5], &id[6], &id[7], &n) == 8 &&
+	       n == 18 && !s[n];
+}
+
+/* Comma-separated clock identities, at most PTP_MAX_ALLOW. */
+static bool parse_allow(struct ptp_opts *o, char *val)
+{
+	char *save, *id;
+
+	for (id = strtok_r(val, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+		if (o->nallow == PTP_MAX_ALLOW || !parse_clock_id(id, o->allow[o->nallow]))
+			return false;
+		o->nallow++;
+	}
+	return o->nallow > 0;
+}
+
 static bool allowed_key(const char *allowed, const char *key)
 {
 	size_t n = strlen(key);
@@ -52,8 +75,10 @@ static int set_opt(struct ptp_opts *o, char *key, char *val, char *err, size_t e
 {
 	long long v;
 
-	if (!strcmp(key, "timescale") && val && (!strcmp(val, "tai") || !strcmp(val, "utc"))) {
+	if (!strcmp(key, "timescale") && val &&
+	    (!strcmp(val, "tai") || !strcmp(val, "utc") || !strcmp(val, "arb"))) {
 		o->want_tai = !strcmp(val, "tai");
+		o->arb = !strcmp(val, "arb");
 	} else if (!strcmp(key, "clock") && val && (!strcmp(val, "tai") || !strcmp(val, "utc"))) {
 		o->ref_utc = !strcmp(val, "utc");
 	} else if (!strcmp(key, "utc_offset") && val && parse_int(val, 0, 1000, &v)) {
@@ -70,6 +95,8 @@ static int set_opt(struct ptp_opts *o, char *key, char *val, char *err, size_t e
 		;
 	} else if (!strcmp(key, "drift_ppb") && val && parse_int(val, 0, 1000000, &v)) {
 		o->max_drift_ppb = v;
+	} else if (!strcmp(key, "allow") && val && parse_allow(o, val)) {
+		;
 	} else if (!strcmp(key, "phc") && val && *val) {
 		o->phc = val;
 	} else {
@@ -123,7 +150,7 @@ void ptp_opts_timescale(const struct ptp_opts *o, struct measurement *m,
 			bool ref_tai, int announced)
 {
 	m->tai = false;
-	if (!ref_tai)
+	if (!ref_tai || o->arb)
 		return;
 	if (o->want_tai) {
 		m->tai = true;

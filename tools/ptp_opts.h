@@ -14,8 +14,13 @@
  * measurement.tai, so whoever applies it knows. timescale=tai asks for
  * offsets against TAI (measurement.tai set, no conversion), for a logical
  * clock run on TAI. phc: takes clock=utc for a PHC that counts UTC (an
- * lclk instance's own PHC does, unless its model is TAI). A reference with an arbitrary timescale (a grandmaster
- * without ptpTimescale, e.g. ptp4l on the system clock) is taken as it is.
+ * lclk instance's own PHC does, unless its model is TAI).
+ *
+ * timescale=arb takes the reference's time as it is, whatever it counts:
+ * no conversion, measurement.tai clear. ptp:// refuses a grandmaster that
+ * is not traceable to UTC or TAI (an ARB timescale, clockClass 248, ...;
+ * ptp_quality.h) unless given timescale=arb; ptp4l: takes a master without
+ * ptpTimescale (ptp4l on the system clock) as it is.
  */
 #ifndef LCLK_PTP_OPTS_H
 #define LCLK_PTP_OPTS_H
@@ -24,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptp_bmca.h"
 #include "source.h"
 
 #define PTP_OPTS_MAX_ADDR	256
@@ -31,6 +37,7 @@
 struct ptp_opts {
 	char addr[PTP_OPTS_MAX_ADDR];	/* before '?' */
 	bool want_tai;			/* timescale=tai: offsets against TAI */
+	bool arb;			/* timescale=arb: the reference as it is */
 	bool ref_utc;			/* clock=utc: the PHC counts UTC (phc:) */
 	bool have_utc_offset;		/* utc_offset= given */
 	int utc_offset;			/* TAI - UTC, seconds */
@@ -40,6 +47,9 @@ struct ptp_opts {
 	int64_t wait_ns;		/* wait=DURATION for a master (ptp://) */
 	int64_t max_drift_ppb;		/* drift_ppb=N (ptp4l:) */
 	const char *phc;		/* phc=/dev/ptpN (ptp4l:) */
+	/* allow=ID[,ID...]: the only masters' clock identities (ptp://) */
+	uint8_t allow[PTP_MAX_ALLOW][PTP_CLOCK_ID_LEN];
+	unsigned int nallow;
 	char buf[PTP_OPTS_MAX_ADDR];	/* holds the option strings */
 };
 

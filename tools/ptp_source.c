@@ -3,7 +3,8 @@
  * ptp://IFACE - lclkctl as a slave-only PTP ordinary clock on IFACE.
  * Options: domain=N (0), transport=udp4|l2 (udp4), ts=auto|sw|hw (auto),
  * wait=DURATION for a qualified master (10s), utc_offset=S,
- * timescale=utc|tai (see ptp_opts.h).
+ * timescale=utc|tai|arb (see ptp_opts.h), allow=ID[,ID...]: only Announces
+ * from these masters' clock identities (ptp_bmca_allow()).
  *
  * A measurement is a burst: the samples of the Syncs from one master
  * (ptp_slave.h), as many as --samples (8) asks for but only those received
@@ -29,7 +30,9 @@
  * negative time, widened by the drift the target may have since each
  * (a Sync without a Delay_Req of its own uses the last one's).
  * The result's base is that of the sample that bounds the median best,
- * and its bound that sample's, plus the distance between the two offsets.
+ * and its bound that sample's, plus the distance between the two offsets,
+ * plus the grandmaster's clockAccuracy: unless timescale=arb, the
+ * grandmaster must be traceable (ptp_quality.h), or the measurement fails.
  *
  * Between measurements the daemon keeps the port running (idle): it
  * follows its master's Announces and Syncs but sends no Delay_Req.
@@ -43,6 +46,7 @@
 #include "clock_offset.h"
 #include "clock_quality.h"
 #include "ptp_opts.h"
+#include "ptp_quality.h"
 #include "ptp_slave.h"
 #include "source.h"
 
@@ -60,12 +64,13 @@ static int ptp_src_open(struct source *src, const char *spec, char *err, size_t 
 {
 	struct ptp_source *ps = calloc(1, sizeof(*ps));
 	enum ptp_net_transport t;
+	unsigned int i;
 	int r;
 
 	if (!ps)
 		return -ENOMEM;
-	r = ptp_opts_parse(&ps->opts, spec, "domain transport ts wait utc_offset timescale",
-			   err, errlen);
+	r = ptp_opts_parse(&ps->opts, spec,
+			   "domain transport ts wait utc_offset timescale allow", err, errlen);
 	if (r)
 		goto fail;
 	t = strcmp(ps->opts.transport, "l2") ? PTP_NET_UDP4 : PTP_NET_L2;
@@ -73,6 +78,8 @@ static int ptp_src_open(struct source *src, const char *spec, char *err, size_t 
 			   (uint8_t)ps->opts.domain, err, errlen);
 	if (r)
 		goto fail;
+	for (i = 0; i < ps->opts.nallow; i++)
+		ptp_bmca_allow(&ps->slave.bmca, ps->opts.allow[i]);
 	ps->slave.verbose = src->opts.verbose;
 	ps->slave.name = src->url;
 	src->priv = ps;
@@ -230,6 +237,20 @@ static int ptp_src_measure(struct source *src, const struct target_clock *tc,
 			best = &c[i];
 			bound = b;
 		}
+	}
+
+	if (!ps->opts.arb) {
+		const char *why = ptp_gm_untraceable(&fm->ann, fm->flags);
+		char id[24];
+
+		if (why) {
+			ptp_clock_id_str(fm->ann.gm_id, id, sizeof(id));
+			snprintf(err, errlen,
+				 "grandmaster %s is not traceable: %s (timescale=arb takes its time as it is)",
+				 id, why);
+			return -EPROTO;
+		}
+		bound += ptp_clock_accuracy_ns(fm->ann.quality.accuracy);
 	}
 
 	memset(m, 0, sizeof(*m));

@@ -49,7 +49,9 @@ struct source_ops {
 	/*
 	 * One measurement (a burst, filtered). Returns 0, or -errno with a
 	 * reason in err; rejected replies are counted and explained on stderr
-	 * at verbosity >= 1 but never used.
+	 * at verbosity >= 1 but never used. -EAGAIN means only "not due": the
+	 * source sent nothing, holding its polls back (a KoD RATE back-off, a
+	 * public server's spacing), which is no failure of the source.
 	 */
 	int (*measure)(struct source *src, const struct target_clock *tc,
 		       struct measurement *m, char *err, size_t errlen);

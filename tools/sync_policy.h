@@ -17,11 +17,14 @@
 /*
  * Among the survivors of select_combine(), the one to follow: best class
  * (c->class_rank), then "prefer", then the smallest bound aged to now_ns.
+ * prev, the source selected at the last update (-1: none), stays selected
+ * against a survivor of the same rank whose bound is smaller by at most
+ * 100 us (chrony's reselectdist) or half its own, whichever is less.
  * Returns its index, or -1 if there is no survivor.
  */
 int sync_pick(const struct daemon_config *c, const struct measurement *m,
 	      const enum select_state *state, unsigned int n, uint32_t drift_ppb,
-	      int64_t now_ns);
+	      int64_t now_ns, int prev);
 
 /*
  * Step or slew offset_ns? The first sync of an UNSYNCED clock always steps
@@ -35,10 +38,13 @@ bool sync_should_step(const struct daemon_config *c, bool unsynced,
 /*
  * The bound at the measurement's base time after acting on it: what is left
  * of the offset (|offset| when slewing, 0 after a step), the measurement's
- * own bound, and what the correction still running since then may have
- * added (|correction_ppt| over elapsed_ns). Saturates at LCLK_MAX_BOUND_NS.
+ * own bound, and what the time since then may have added beyond the drift
+ * the kernel charges for it (charged_ppb, the new model's): the error grew
+ * at up to growth_ppt (the oscillator's drift plus the rate the clock ran
+ * at), which may exceed what the new model charges when the servo's
+ * estimate has just fallen. Saturates at LCLK_MAX_BOUND_NS.
  */
-int64_t sync_bound(int64_t residual_ns, int64_t meas_bound_ns,
-		   int64_t correction_ppt, int64_t elapsed_ns);
+int64_t sync_bound(int64_t residual_ns, int64_t meas_bound_ns, int64_t growth_ppt,
+		   uint32_t charged_ppb, int64_t elapsed_ns);
 
 #endif /* LCLK_SYNC_POLICY_H */

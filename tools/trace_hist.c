@@ -68,10 +68,32 @@ static int series_cmp(const void *a, const void *b)
 		       &((const struct trace_series *)b)->key);
 }
 
+/* Add b's counts to a's. */
+static void series_add(struct trace_series *a, const struct trace_series *b)
+{
+	int k;
+
+	for (k = 0; k < TRACE_SLOTS; k++)
+		a->h.slots[k] += b->h.slots[k];
+	a->h.sum_ns += b->h.sum_ns;
+	a->h.bytes += b->h.bytes;
+	a->calls += b->calls;
+}
+
 void trace_snapshot_sort(struct trace_snapshot *snap)
 {
-	if (snap->n)
-		qsort(snap->s, snap->n, sizeof(*snap->s), series_cmp);
+	size_t i, n = 0;
+
+	if (!snap->n)
+		return;
+	qsort(snap->s, snap->n, sizeof(*snap->s), series_cmp);
+	for (i = 1; i < snap->n; i++) {
+		if (!series_cmp(&snap->s[n], &snap->s[i]))
+			series_add(&snap->s[n], &snap->s[i]);
+		else
+			snap->s[++n] = snap->s[i];
+	}
+	snap->n = n + 1;
 }
 
 void trace_snapshot_free(struct trace_snapshot *snap)

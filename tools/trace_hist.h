@@ -36,7 +36,11 @@ unsigned int trace_slot_of(uint64_t ns);
 int trace_snapshot_append(struct trace_snapshot *snap,
 			  const struct trace_key *key,
 			  const struct trace_hist *h);
-/* Sort by key, so that output is in a stable order. */
+/*
+ * Sort by key, so that output is in a stable order, and fold the series of
+ * equal keys into one (a process's series taken out of the kernel's map,
+ * and what a process that got its pid since counted).
+ */
 void trace_snapshot_sort(struct trace_snapshot *snap);
 void trace_snapshot_free(struct trace_snapshot *snap);
 

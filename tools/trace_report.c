@@ -10,12 +10,16 @@ static const char *const drop_names[TRACE_DROP_NR] = {
 	[TRACE_DROP_EVENTS]	= "events",
 	[TRACE_DROP_STARTS]	= "starts",
 	[TRACE_DROP_HIST]	= "histogram",
+	[TRACE_DROP_RECURSION]	= "recursion",
+	[TRACE_DROP_MESSAGES]	= "messages",
 };
 
 static const char *const drop_help[TRACE_DROP_NR] = {
 	[TRACE_DROP_EVENTS]	= "outliers lost: ring buffer full",
 	[TRACE_DROP_STARTS]	= "calls not timed: too many in flight",
 	[TRACE_DROP_HIST]	= "calls not counted: histogram map full",
+	[TRACE_DROP_RECURSION]	= "probe runs skipped: the CPU was already in a probe",
+	[TRACE_DROP_MESSAGES]	= "message records lost: ring buffer full or too many in flight",
 };
 
 static void series_label(const struct trace_series *s, char *buf, size_t len)

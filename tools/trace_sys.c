@@ -44,6 +44,7 @@ static const struct {
 	{ SYS_futex_waitv,	TRACE_SYS_FUTEX_WAITV },
 #endif
 	{ SYS_ioctl,		TRACE_SYS_IOCTL },
+	{ SYS_restart_syscall,	TRACE_SYS_RESTART },
 };
 
 static const char *const sys_names[TRACE_SYS_NR] = {
@@ -75,6 +76,7 @@ static const char *const outcome_names[TRACE_OUT_NR] = {
 	[TRACE_OUT_ZERO]	= "zero",
 	[TRACE_OUT_EAGAIN]	= "eagain",
 	[TRACE_OUT_ERROR]	= "error",
+	[TRACE_OUT_INTR]	= "intr",
 };
 
 static const char *const dev_names[TRACE_DEV_NR] = {

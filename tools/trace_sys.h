@@ -13,7 +13,7 @@ void trace_sys_fill(volatile __u8 table[TRACE_MAX_NR]);
 
 /* "recvfrom", "futex_wait", ...; "?" when out of range. */
 const char *trace_sys_name(unsigned int sys);
-/* "data", "zero", "eagain", "error" */
+/* "data", "zero", "eagain", "error", "intr" */
 const char *trace_outcome_name(unsigned int outcome);
 /* "" for TRACE_DEV_NONE, else "nvidia", "infiniband", "other" */
 const char *trace_dev_name(unsigned int dev);

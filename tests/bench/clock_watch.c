@@ -10,8 +10,11 @@
  *   clock_watch [-d /dev/lclkN] [-i INTERVAL_US]
  *
  * Prints "reads N backward N bound_violations N max_abs_err_ns N
- * max_bound_ns N" and exits 1 on any violation; the first violation is
- * described on stderr, at the CLOCK_MONOTONIC second the daemon's log uses.
+ * max_bound_ns N max_err_over_bound X" and exits 1 on any violation; the
+ * first violation is described on stderr, at the CLOCK_MONOTONIC second the
+ * daemon's log uses. X is the largest error a reading's CLOCK_REALTIME
+ * window allows (|err| less half the window) over its bound: below 1 on
+ * every reading exactly when there is no violation.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -35,6 +38,7 @@ struct reader {
 	int cpu;
 	unsigned long long reads, backward, violations;
 	int64_t max_abs_err, max_bound;
+	double max_err_over_bound;
 	struct violation first;
 };
 
@@ -75,6 +79,12 @@ static void *read_loop(void *arg)
 				r->max_abs_err = llabs(err);
 			if (now.bound_ns > r->max_bound)
 				r->max_bound = now.bound_ns;
+			if (now.bound_ns > 0) {
+				double least = llabs(err) - (after - before) / 2;
+
+				if (least / now.bound_ns > r->max_err_over_bound)
+					r->max_err_over_bound = least / now.bound_ns;
+			}
 			if (now.time_ns - now.bound_ns > after || now.time_ns + now.bound_ns < before) {
 				if (!r->violations++)
 					r->first = (struct violation){ .base_ns = now.base_ns,
@@ -130,6 +140,8 @@ int main(int argc, char **argv)
 			total.max_abs_err = r[i].max_abs_err;
 		if (r[i].max_bound > total.max_bound)
 			total.max_bound = r[i].max_bound;
+		if (r[i].max_err_over_bound > total.max_err_over_bound)
+			total.max_err_over_bound = r[i].max_err_over_bound;
 		if (r[i].first.base_ns &&
 		    (!total.first.base_ns || r[i].first.base_ns < total.first.base_ns))
 			total.first = r[i].first;
@@ -138,9 +150,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "first violation at [%.3f]: logical - realtime %lld ns (window %lld ns), bound %lld ns\n",
 			total.first.base_ns / 1e9, (long long)total.first.err_ns,
 			(long long)total.first.window_ns, (long long)total.first.bound_ns);
-	printf("reads %llu backward %llu bound_violations %llu max_abs_err_ns %lld max_bound_ns %lld\n",
+	printf("reads %llu backward %llu bound_violations %llu max_abs_err_ns %lld max_bound_ns %lld max_err_over_bound %.3f\n",
 	       total.reads, total.backward, total.violations, (long long)total.max_abs_err,
-	       (long long)total.max_bound);
+	       (long long)total.max_bound, total.max_err_over_bound);
 	free(r);
 	return total.backward || total.violations;
 }

@@ -7,15 +7,18 @@
  * process they do not trace pays per call: unlike the ping-pong, whose mix
  * of cheap EAGAIN calls and wake-ups follows the scheduler, every call here
  * is the same. With -w it first prints "ready PID" and waits for a line on
- * stdin, so a tracer can attach to it before the first call.
+ * stdin, so a tracer can attach to it before the first call. With -g the
+ * call is getppid() instead, one lclkctl trace does not trace: what any
+ * process pays for each of its syscalls while a trace runs.
  *
- *   eagain_loop [-n CALLS] [-b BATCHES] [-w]
+ *   eagain_loop [-n CALLS] [-b BATCHES] [-w] [-g]
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,12 +33,12 @@ static long long thread_cpu_ns(void)
 int main(int argc, char **argv)
 {
 	long calls = 100000, batches = 20, b, i;
-	bool wait_line = false;
+	bool wait_line = false, getppid_only = false;
 	char c, line[64];
 	long long start;
 	int sv[2], opt;
 
-	while ((opt = getopt(argc, argv, "n:b:w")) != -1) {
+	while ((opt = getopt(argc, argv, "n:b:wg")) != -1) {
 		switch (opt) {
 		case 'n':
 			calls = atol(optarg);
@@ -45,6 +48,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			wait_line = true;
+			break;
+		case 'g':
+			getppid_only = true;
 			break;
 		default:
 			goto usage;
@@ -66,7 +72,9 @@ int main(int argc, char **argv)
 	}
 	for (b = 0; b < batches; b++) {
 		start = thread_cpu_ns();
-		for (i = 0; i < calls; i++) {
+		for (i = 0; getppid_only && i < calls; i++)
+			syscall(SYS_getppid);	/* glibc does not cache it, but be sure */
+		for (i = 0; !getppid_only && i < calls; i++) {
 			if (recv(sv[0], &c, 1, MSG_DONTWAIT) != -1 || errno != EAGAIN) {
 				fputs("eagain_loop: recv on an empty socket did not fail with EAGAIN\n",
 				      stderr);
@@ -77,6 +85,6 @@ int main(int argc, char **argv)
 	}
 	return 0;
 usage:
-	fputs("usage: eagain_loop [-n CALLS] [-b BATCHES] [-w]\n", stderr);
+	fputs("usage: eagain_loop [-n CALLS] [-b BATCHES] [-w] [-g]\n", stderr);
 	return 2;
 }

@@ -16,11 +16,15 @@
  * ROUNDS completed (-t MS stops early), CALLS the send/recv calls of the
  * initiator, PEER_CALLS the peer's, CPU_NS the initiator's CPU time: what
  * a benchmark divides by CALLS, unaffected by waiting for a busy CPU.
+ * -T puts the two on a TCP connection over 127.0.0.1 (TCP_NODELAY)
+ * instead, for lclkctl trace --messages, which records TCP only.
  * -l FILE logs each round as "SEND_BEFORE RECV_AFTER" in logical time
  * (/dev/lclk0) or, without the module, CLOCK_MONOTONIC: any traced call of
  * the round starts and ends between the two.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,6 +50,7 @@ struct opts {
 	long delay_us;
 	long limit_ms;
 	bool busy;
+	bool tcp;
 	bool wait_line;
 	const char *log;
 	const char *comm;
@@ -59,7 +64,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fputs("usage: pingpong [-n ROUNDS] [-t LIMIT_MS] [-d DELAY_US] [-b] [-w] [-l LOG] [-c COMM]\n",
+	fputs("usage: pingpong [-n ROUNDS] [-t LIMIT_MS] [-d DELAY_US] [-b] [-T] [-w] [-l LOG] [-c COMM]\n",
 	      stderr);
 	exit(2);
 }
@@ -129,11 +134,32 @@ static int64_t now_ns(const struct lclk_clock *lc, bool logical)
 	return n.time_ns;
 }
 
+/* A connected TCP pair over loopback, as socketpair() gives a local one. */
+static void tcp_pair(int sv[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &len))
+		die("listen");
+	sv[0] = socket(AF_INET, SOCK_STREAM, 0);
+	if (sv[0] < 0 || connect(sv[0], (struct sockaddr *)&a, sizeof(a)))
+		die("connect");
+	sv[1] = accept(l, NULL, NULL);
+	if (sv[1] < 0)
+		die("accept");
+	close(l);
+	setsockopt(sv[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(sv[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:t:d:bwl:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:d:bTwl:c:")) != -1) {
 		switch (opt) {
 		case 'n':
 			o->rounds = atol(optarg);
@@ -146,6 +172,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'b':
 			o->busy = true;
+			break;
+		case 'T':
+			o->tcp = true;
 			break;
 		case 'w':
 			o->wait_line = true;
@@ -186,7 +215,9 @@ int main(int argc, char **argv)
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (c == MAP_FAILED)
 		die("mmap");
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
+	if (o.tcp)
+		tcp_pair(sv);
+	else if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
 		die("socketpair");
 	pid = fork();
 	if (pid < 0)

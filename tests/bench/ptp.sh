@@ -66,7 +66,7 @@ sleep 2
 	sleep 0.05
 done) 2>/dev/null | awk '$1 == "master_offset" { o = $2 } $1 == "ingress_time" { print $2, o }' >"$TMP/pmc" &
 PIDS+=($!)
-ip netns exec "${P}s" "$PROBE" -t "$SECS" "ptp://${P}s" >"$TMP/ours" 2>&1
+ip netns exec "${P}s" "$PROBE" -t "$SECS" "ptp://${P}s?timescale=arb" >"$TMP/ours" 2>&1
 wait "${PIDS[-1]}"
 
 sort -u -k1,1 "$TMP/pmc" | awk '$2 != 0 || $1 != 0 { print $2 }' >"$TMP/theirs"

@@ -19,9 +19,15 @@
 # lclkctl and by bpftrace in turn, prices a traced call without the
 # ping-pong's swings: the EAGAIN recv is the call busy-polling transports
 # make most.
+# The same loop of getppid() (eagain_loop -g), a call lclkctl trace never
+# times, prices what every other syscall of every process pays: nothing
+# with fentry, the raw_syscalls slow path with tp_btf.
+# TRACE_ATTACH=fentry|tp_btf|auto (default) is passed to lclkctl trace --attach.
 # Each configuration runs REPS times, interleaved; medians are compared.
 #   BENCH trace.overhead_vs_bpftrace         lclkctl's added ns / bpftrace's (goal <= 0.5)
 #   BENCH trace.overhead_vs_bpftrace_eagain  the same on the EAGAIN loop
+#   BENCH trace.untraced_syscall_ns          added ns per getppid() of any process while
+#                                            lclkctl trace runs (goal <= 5)
 #   BENCH trace.filtered_out_ns              added ns per call of an excluded process (goal <= 30)
 #   BENCH trace.tracepoint_floor_ns          added ns per call with the empty programs
 #   BENCH trace.filtered_out_above_floor_ns  what lclkctl's filter adds to that floor
@@ -33,6 +39,7 @@ PINGPONG=${PINGPONG:-build/tests/bench/pingpong}
 TP_FLOOR=${TP_FLOOR:-build/tests/bench/tp_floor}
 EAGAIN_LOOP=${EAGAIN_LOOP:-build/tests/bench/eagain_loop}
 REPS=${REPS:-5}
+TRACE_ATTACH=${TRACE_ATTACH:-auto}
 DURATION_MS=${DURATION_MS:-500}
 TRACEFS=/sys/kernel/tracing
 
@@ -85,8 +92,8 @@ EOF
 start_tracer() {
 	local mode=$1 pid=$2 i
 	case $mode in
-	lclkctl)	"$LCLKCTL" trace --pid "$pid" >/dev/null 2>"$TMP/tracer.err" & ;;
-	filtered)	"$LCLKCTL" trace --pid "$IDLE" >/dev/null 2>"$TMP/tracer.err" & ;;
+	lclkctl)	"$LCLKCTL" trace --attach "$TRACE_ATTACH" --pid "$pid" >/dev/null 2>"$TMP/tracer.err" & ;;
+	filtered)	"$LCLKCTL" trace --attach "$TRACE_ATTACH" --pid "$IDLE" >/dev/null 2>"$TMP/tracer.err" & ;;
 	bpftrace)	bt_script "$pid" >"$TMP/bt.bt"
 			bpftrace "$TMP/bt.bt" >"$TMP/tracer.err" 2>&1 & ;;
 	floor)		"$TP_FLOOR" 2>"$TMP/tracer.err" & ;;
@@ -100,11 +107,12 @@ start_tracer() {
 	done
 	grep -qs '^Tracing\|^Attached$' "$TMP/tracer.err" ||
 		{ echo "trace bench: $mode did not start:" >&2; cat "$TMP/tracer.err" >&2; exit 1; }
+	[ "$mode" = filtered ] && grep -h '^Tracing\|not using fentry' "$TMP/tracer.err" >"$TMP/how"
 }
 
 stop_tracer() {
 	[ -n "$TRACER" ] || return 0
-	kill -INT $TRACER
+	kill -TERM $TRACER
 	wait $TRACER
 	TRACER=""
 }
@@ -126,7 +134,8 @@ run() {
 	wait $PP; PP=""
 	case $mode in
 	untraced|filtered|floor)
-		"$EAGAIN_LOOP" | sort -g | head -1 >>"$TMP/$mode.loop" ;;
+		"$EAGAIN_LOOP" | sort -g | head -1 >>"$TMP/$mode.loop"
+		"$EAGAIN_LOOP" -g | sort -g | head -1 >>"$TMP/$mode.ppid" ;;
 	esac
 	stop_tracer
 	rm -f "$TMP/ctl"
@@ -174,6 +183,10 @@ loop_filt=$(median <"$TMP/filtered.loop")
 loop_floor=$(median <"$TMP/floor.loop")
 loop_lclk=$(median <"$TMP/lclkctl.loop")
 loop_bt=$(median <"$TMP/bpftrace.loop")
+ppid_base=$(median <"$TMP/untraced.ppid")
+ppid_filt=$(median <"$TMP/filtered.ppid")
+ppid_floor=$(median <"$TMP/floor.ppid")
+echo "# lclkctl trace: $(tr '\n' ' ' <"$TMP/how")"
 for mode in untraced lclkctl bpftrace filtered floor; do
 	echo "# ping-pong $mode, CPU ns per call, run by run: $(tr '\n' ' ' <"$TMP/$mode")"
 done
@@ -182,8 +195,13 @@ for mode in untraced lclkctl bpftrace filtered floor; do
 done
 echo "# ping-pong, CPU ns per call (median of $REPS): untraced $base, lclkctl $lclk, bpftrace $bt, excluded by the filter $filt, empty probes $floor"
 echo "# EAGAIN loop, CPU ns per call (median of $REPS): untraced $loop_base, lclkctl $loop_lclk, bpftrace $loop_bt, excluded by the filter $loop_filt, empty probes $loop_floor"
+for mode in untraced filtered floor; do
+	echo "# getppid loop $mode, CPU ns per call, run by run: $(tr '\n' ' ' <"$TMP/$mode.ppid")"
+done
+echo "# getppid loop, CPU ns per call (median of $REPS): untraced $ppid_base, while lclkctl trace runs $ppid_filt, empty raw_syscalls probes $ppid_floor"
 awk -v b="$base" -v l="$lclk" -v t="$bt" -v lb="$loop_base" -v f="$loop_filt" -v e="$loop_floor" \
-    -v ll="$loop_lclk" -v lt="$loop_bt" 'BEGIN {
+    -v ll="$loop_lclk" -v lt="$loop_bt" -v pb="$ppid_base" -v pf="$ppid_filt" 'BEGIN {
+	printf "BENCH trace.untraced_syscall_ns %.1f\n", pf - pb
 	printf "BENCH trace.overhead_vs_bpftrace %.3f\n", (t > b) ? (l - b) / (t - b) : 0
 	printf "BENCH trace.overhead_vs_bpftrace_eagain %.3f\n", (lt > lb) ? (ll - lb) / (lt - lb) : 0
 	printf "BENCH trace.filtered_out_ns %.1f\n", f - lb

@@ -86,6 +86,19 @@ check "the preferred server is selected" wait_for 10 selected_is ntp://127.0.0.1
 sleep 4
 $lclkctl status | sed 's/^/# /'
 
+# ---- one daemon per device, one per control socket ---------------------------
+sed "s|^control .*|control $dir/ctl-second.sock|; s|^metrics .*|metrics off|" "$dir/lclk.conf" >"$dir/second.conf"
+out=$(timeout 10 $lclkctl daemon -c "$dir/second.conf" 2>&1)
+rc=$?
+check "a second daemon on /dev/lclk0 refuses to start (exit $rc: $out)" \
+	test "$rc" -ne 0 -a "$rc" -ne 124 -a -n "$(echo "$out" | grep 'another daemon steers it')"
+sed "s|^device .*|device /dev/lclk1|; s|^metrics .*|metrics off|" "$dir/lclk.conf" >"$dir/second.conf"
+out=$(timeout 10 $lclkctl daemon -c "$dir/second.conf" 2>&1)
+rc=$?
+check "a second daemon on the same control socket refuses to start (exit $rc: $out)" \
+	test "$rc" -ne 0 -a "$rc" -ne 124 -a -n "$(echo "$out" | grep 'a daemon is running there already')"
+check "... and the first daemon still answers on its socket" selected_is ntp://127.0.0.1:11123
+
 # ---- metrics ------------------------------------------------------------
 scrape() {
 	exec 3<>/dev/tcp/127.0.0.1/19478 || return 1
@@ -105,6 +118,9 @@ off=$(echo "$body" | awk '/^lclk_offset_seconds/ {print $2}')
 echo "# last offset $off s, bound $(echo "$body" | awk '/^lclk_bound_seconds/ {print $2}') s"
 
 # ---- serve ----------------------------------------------------------------
+# serve runs as nobody once bound: it asks the daemon's control socket for
+# its stratum, so the socket's directory must be open to it (as /run/lclk is).
+chmod 755 "$dir"
 $lclkctl serve -a 127.0.0.1 -p 11130 >"$dir/serve.log" 2>&1 &
 pids+=("$!")
 $lclkctl -d /dev/lclk1 serve -a 127.0.0.1 -p 11131 >"$dir/serve-unsynced.log" 2>&1 &
@@ -125,19 +141,23 @@ echo "$out" | grep -E 'wrong by' | sed 's/^/# /'
 out=$(timeout 15 chronyd -x -Q -t 5 -f /dev/null 'server 127.0.0.1 port 11131 iburst maxsamples 4' 2>&1)
 check "serve: chronyd gets no time from an unsynchronised lclk" \
 	test -z "$(echo "$out" | grep -E 'System clock wrong by')"
+# serving_in_ns: serve has bound port 123 in $ns. sntp (ntpsec's ntpdig,
+# Python) asks once; it starts slowly on a debug kernel, hence the limits.
+serving_in_ns() { ip netns exec "$ns" ss -Hlun 'sport = :123' | grep -q .; }
 if command -v sntp >/dev/null && ip netns add "$ns" 2>/dev/null; then
 	ip -n "$ns" link set lo up
 	ip netns exec "$ns" $lclkctl serve -a 127.0.0.1 >"$dir/serve-ns.log" 2>&1 &
 	pids+=("$!")
-	sleep 1
-	out=$(ip netns exec "$ns" timeout 20 sntp -t 5 127.0.0.1 2>&1)
+	wait_for 20 serving_in_ns
+	out=$(ip netns exec "$ns" timeout 60 sntp -t 5 127.0.0.1 2>&1)
 	check "serve: sntp accepts the synced logical clock ($(echo "$out" | tail -1))" \
 		test -n "$(echo "$out" | grep -E '^[0-9-]+ [0-9:.]+ .*[+-][0-9.]+ .*s[0-9]+ ')"
 	kill "${pids[-1]}"
+	wait "${pids[-1]}" 2>/dev/null
 	ip netns exec "$ns" $lclkctl -d /dev/lclk1 serve -a 127.0.0.1 >"$dir/serve-ns1.log" 2>&1 &
 	pids+=("$!")
-	sleep 0.5
-	out=$(ip netns exec "$ns" timeout 10 sntp -t 3 127.0.0.1 2>&1)
+	wait_for 20 serving_in_ns
+	out=$(ip netns exec "$ns" timeout 60 sntp -t 3 127.0.0.1 2>&1)
 	check "serve: sntp refuses an unsynchronised lclk ($(echo "$out" | head -1))" \
 		test -n "$(echo "$out" | grep 'stratum too high')"
 else

@@ -19,6 +19,10 @@ watch=build/tests/bench/clock_watch
 dir=$(mktemp -d /tmp/lclk-daemon-ptp.$$.XXXXXX)
 ns=lclk-dptp-$$
 veth=ldp$$		# ours; its peer ${veth}g is the grandmaster's
+# ptp4l on a system clock announces an ARB timescale and clockClass 248:
+# the source takes its time as it is (lclkctl(8), PTP SOURCES).
+ptp_src="ptp://$veth?timescale=arb"
+ptp_re="ptp://$veth\\?timescale=arb"	# for grep -E
 ntp_port=11223
 export LCLK_CONTROL=$dir/ctl.sock
 pids=()
@@ -114,7 +118,7 @@ write_config() {
 	cat >"$dir/lclk.conf" <<-EOC
 	device /dev/lclk0
 	source ntp://127.0.0.1:$ntp_port
-	source ptp://$veth
+	source $ptp_src
 	$1
 	poll 500ms 2s
 	fastpolls 2
@@ -137,7 +141,7 @@ updates() { daemon_json 'd["updates"]' 2>/dev/null; }
 updates_beyond() { local u; u=$(updates) && [ "${u:-0}" -gt "$1" ]; }
 # ntp_steers N: synchronised, on NTP, more than N updates made.
 ntp_steers() { updates_beyond "$1" && status_is synced && selected_is "ntp://127.0.0.1:$ntp_port"; }
-synced_on_ptp() { status_is synced && selected_is "ptp://$veth"; }
+synced_on_ptp() { status_is synced && selected_is "$ptp_src"; }
 
 # ---- converge, PTP over NTP ---------------------------------------------------
 start_ptp4l
@@ -150,17 +154,17 @@ $lclkctl daemon -c "$dir/lclk.conf" >"$dir/daemon.log" 2>&1 &
 daemon_pid=$!
 pids+=("$daemon_pid")
 timed "daemon synchronises" 30 status_is synced
-timed "PTP is selected over NTP by default" 20 selected_is "ptp://$veth"
+timed "PTP is selected over NTP by default" 20 selected_is "$ptp_src"
 sleep 2
 table=$($lclkctl status)
 echo "$table" | sed 's/^/# /'
 check "status: both sources in the table with their class, PTP selected, NTP candidate" \
-	test -n "$(echo "$table" | grep -E "^  \* ptp://$veth +ptp +[0-7]+ ")" -a -n \
+	test -n "$(echo "$table" | grep -E "^  \* $ptp_re +ptp +[0-7]+ ")" -a -n \
 	"$(echo "$table" | grep -E "^  \+ ntp://127.0.0.1:$ntp_port +ntp +[0-7]+ ")"
 classes=$(daemon_json '"\n".join(s["url"] + " " + s["class"] for s in d["sources"])' 2>&1)
 echo "$classes" | sed 's/^/# json: /'
 check "status --json: both sources with their class" test -n \
-	"$(echo "$classes" | grep -x "ptp://$veth ptp")" -a -n \
+	"$(echo "$classes" | grep -x "$ptp_src ptp")" -a -n \
 	"$(echo "$classes" | grep -x "ntp://127.0.0.1:$ntp_port ntp")"
 
 # PTP's bound is also the smaller: reversing the class order must be what
@@ -171,7 +175,7 @@ timed "preference ntp ptp peer (SIGHUP): NTP is selected" 20 \
 	selected_is "ntp://127.0.0.1:$ntp_port"
 write_config ""
 kill -HUP "$daemon_pid"
-timed "default preference again (SIGHUP): PTP is selected" 20 selected_is "ptp://$veth"
+timed "default preference again (SIGHUP): PTP is selected" 20 selected_is "$ptp_src"
 
 # ---- class failover and back -----------------------------------------------
 stop_ptp4l
@@ -179,7 +183,7 @@ timed "ptp4l stopped: NTP takes over" 20 selected_is "ntp://127.0.0.1:$ntp_port"
 u=$(updates)
 timed "NTP steers the clock: two more updates, synchronised" 20 ntp_steers $((u + 1))
 start_ptp4l
-timed "ptp4l restarted: PTP is selected again" 30 selected_is "ptp://$veth"
+timed "ptp4l restarted: PTP is selected again" 30 selected_is "$ptp_src"
 
 # ---- holdover, recovery ---------------------------------------------------
 stop_ptp4l
@@ -211,6 +215,6 @@ uds_address $dir/slave.uds
 EOC
 ptp4l -4 -i "$veth" -m -f "$dir/slave.conf" >"$dir/slave.log" 2>&1 &
 pids+=("$!")
-follow ptp4l "" "source ptp4l:$dir/slave.uds"
+follow ptp4l "" "source ptp4l:$dir/slave.uds?timescale=arb"
 echo "1..$n"
 exit $failed

@@ -3,8 +3,27 @@
  * Per-CPU offsets apply exactly to readers pinned to that CPU, through
  * the mmap reader and through the ioctl, and to no other CPU.
  */
+#include <stdbool.h>
+#include <sys/syscall.h>
+
 #include "lclk_test.h"
 #include "kselftest_harness.h"
+
+static bool no_cpu_number;
+
+/*
+ * This binary's sched_getcpu(), which lclk.h's reader calls in place of
+ * libc's: -1 while no_cpu_number is set, as where the CPU number cannot
+ * be had (no rseq, no getcpu in the vDSO, a seccomp filter).
+ */
+int sched_getcpu(void)
+{
+	unsigned int cpu;
+
+	if (no_cpu_number || syscall(SYS_getcpu, &cpu, NULL, NULL))
+		return -1;
+	return (int)cpu;
+}
 
 FIXTURE(cpus) {
 	int fd;
@@ -94,6 +113,26 @@ TEST_F(cpus, only_that_cpu)
 	EXPECT_EQ(0, self->c.page->flags & LCLK_PAGE_CPU_OFFSETS);
 	lclk_now(&self->c, &now);
 	EXPECT_EQ(-1, now.cpu);
+}
+
+/*
+ * Without a CPU number the reader cannot pick an offset from the table:
+ * it asks the kernel, which applies the offset of the CPU it runs on, and
+ * never drops the offset.
+ */
+TEST_F(cpus, no_cpu_number_asks_the_kernel)
+{
+	int cpu = self->cpus[self->ncpus - 1];
+	struct lclk_now now, plain;
+
+	ASSERT_EQ(0, lclk_set_cpu(self->fd, cpu, 900000, 0));
+	ASSERT_EQ(0, lclk_pin(cpu));
+	no_cpu_number = true;
+	ASSERT_EQ(0, lclk_now(&self->c, &now));
+	no_cpu_number = false;
+	EXPECT_EQ(cpu, now.cpu);
+	lclk_from_base(&self->c, now.base_ns, -1, &plain);
+	EXPECT_EQ(900000, now.time_ns - plain.time_ns);
 }
 
 /* The text view lists the offsets too. */

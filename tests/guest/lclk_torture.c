@@ -87,10 +87,8 @@ static int read_one(struct reader *r, struct lclk_now *n)
 {
 	struct lclk_time t;
 
-	if ((r->reads & 15) != 15) {
-		lclk_now(&r->tt->c, n);
-		return 0;
-	}
+	if ((r->reads & 15) != 15)
+		return lclk_now(&r->tt->c, n);
 	if (lclk_get_time(r->tt->fd, &t))
 		return -1;
 	r->ioctl_reads++;

@@ -21,7 +21,7 @@ nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $1"; }
 # check NAME CONDITION: CONDITION is evaluated by the shell.
 check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 
-echo "1..11"
+echo "1..12"
 [ -c /dev/lclk0 ] || { echo "Bail out! no /dev/lclk0"; exit 1; }
 ntp_setup && ntp_start_chronyd
 check "chronyd answers" ntp_wait_server
@@ -37,10 +37,13 @@ rc=$?
 check "sync refuses a backward step without --allow-backward (exit 2)" "[ $rc = 2 ]"
 check "... and changes nothing" '[ "$before" = "$(model)" ]'
 
+sent=$(srv_udp_in)
 in_cli "$LCLKCTL" sync --allow-backward "$srv" > "$NTP_DIR/out" 2>&1
 rc=$?
+sent=$(($(srv_udp_in) - sent))
 cat "$NTP_DIR/out" | sed 's/^/# /'
 check "sync --allow-backward steps" '[ $rc = 0 ] && grep -q "sync: step" "$NTP_DIR/out"'
+check "... with a burst of 8 requests, as asked (chronyd got $sent)" '[ $sent = 8 ]'
 r=$("$CHECK" -n 5000 -i 100); rc=$?
 echo "# after step: $r"
 check "bound holds on 5000 reads after a step" "[ $rc = 0 ]"

@@ -105,6 +105,24 @@ TEST(defaults)
 	EXPECT_STREQ(CONFIG_DEFAULT_METRICS, c.metrics);
 	EXPECT_STREQ(CONFIG_DEFAULT_CONTROL, c.control);
 	EXPECT_EQ(SERVO_PI, c.servo);
+	/* Each source spaces its samples: 2 s to a public NTP server. */
+	EXPECT_GT(0, c.sample_interval_ns);
+}
+
+/*
+ * The shipped file names a public server: it must poll it the way chrony
+ * does by default (minpoll 6, maxpoll 10) and leave the spacing of a
+ * burst to the source, not 4 requests a second.
+ */
+TEST(shipped_config_spares_public_servers)
+{
+	struct daemon_config c;
+	char err[256] = "";
+
+	ASSERT_EQ(0, config_load("packaging/lclk.conf", &c, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(64000000000LL, c.minpoll_ns);
+	EXPECT_EQ(1024000000000LL, c.maxpoll_ns);
+	EXPECT_GT(0, c.sample_interval_ns);
 }
 
 TEST(off_switches)

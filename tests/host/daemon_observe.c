@@ -5,21 +5,66 @@
  * over real sockets; and the HTTP request parser.
  */
 #include <arpa/inet.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
+#include "daemon_clients.h"
 #include "daemon_ctl.h"
 #include "metrics_http.h"
 #include "lclk_model.h"
+
+static const struct daemon_report *the_report;
+
+static const struct daemon_report *report_of(void *arg)
+{
+	(void)arg;
+	return the_report;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * The daemon's loop, its clients only: serve listen_fd's until `clients`
+ * have come and gone, or for `secs` seconds. Returns how many came.
+ */
+static int serve(int listen_fd, enum client_kind kind, int clients, double secs)
+{
+	int64_t end = now_ns() + (int64_t)(secs * 1e9);
+	struct clients cl;
+	int accepted = 0;
+
+	clients_init(&cl, report_of, NULL);
+	while (now_ns() < end && (accepted < clients || clients_next_deadline(&cl) != INT64_MAX)) {
+		struct pollfd p[1 + CLIENTS_MAX] = {
+			{ .fd = clients_room(&cl) ? listen_fd : -1, .events = POLLIN },
+		};
+		unsigned int n = clients_pollfds(&cl, p + 1);
+
+		poll(p, n + 1, 10);
+		clients_run(&cl, p + 1, n, now_ns());
+		if (p[0].revents & POLLIN)
+			accepted += clients_accept(&cl, listen_fd, kind, now_ns());
+	}
+	clients_close_all(&cl);
+	return accepted;
+}
 
 static bool has(const char *text, const char *part)
 {
@@ -136,20 +181,9 @@ TEST(control_socket_round_trip)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		int i;
-
 		/* Three clients, one answer each; never outlive the test. */
-		for (i = 0; i < 3; i++) {
-			struct timeval tv = { .tv_sec = 10 };
-			fd_set set;
-
-			FD_ZERO(&set);
-			FD_SET(fd, &set);
-			if (select(fd + 1, &set, NULL, NULL, &tv) != 1)
-				_exit(1);
-			ctl_serve(fd, &r);
-		}
-		_exit(0);
+		the_report = &r;
+		_exit(serve(fd, CLIENT_CONTROL, 3, 10) == 3 ? 0 : 1);
 	}
 	EXPECT_EQ(0, ctl_query(sock, "sources json", &answer));
 	EXPECT_TRUE(answer && has(answer, "\"device\":\"/dev/lclk0\""));
@@ -195,7 +229,8 @@ static char *http(int listen_fd, const struct daemon_report *r, const char *requ
 	c = socket(a.ss_family, SOCK_STREAM, 0);
 	if (connect(c, (struct sockaddr *)&a, alen) || write(c, request, strlen(request)) < 0)
 		return buf;
-	metrics_serve(listen_fd, r);	/* the request is queued: served at once */
+	the_report = r;
+	serve(listen_fd, CLIENT_METRICS, 1, 5);	/* the request is queued: served at once */
 	while ((n = read(c, buf + len, (1 << 16) - 1 - len)) > 0)
 		len += n;
 	close(c);
@@ -211,7 +246,6 @@ TEST(metrics_endpoint)
 	sample_report(&r);
 	fd = metrics_listen("127.0.0.1:0", err, sizeof(err));
 	ASSERT_GE(fd, 0) TH_LOG("%s", err);
-	fcntl(fd, F_SETFL, 0);	/* blocking accept: the client is already queued */
 	t = http(fd, &r, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
 	EXPECT_EQ(0, strncmp(t, "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4", 55));
 	EXPECT_TRUE(has(t, "\r\n\r\n# HELP lclk_offset_seconds"));
@@ -228,6 +262,76 @@ TEST(metrics_endpoint)
 	close(fd);
 	EXPECT_LT(metrics_listen("localhost:80", err, sizeof(err)), 0);	/* numeric only */
 	EXPECT_LT(metrics_listen("127.0.0.1", err, sizeof(err)), 0);
+}
+
+/*
+ * A slowloris client (a byte now and then, never a whole request) holds
+ * one slot until its deadline, no longer, and never the loop: each pass
+ * returns at once, and a client behind it is answered meanwhile.
+ */
+TEST(slow_client_never_holds_the_loop)
+{
+	static const char request[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	struct pollfd sp = { .events = POLLIN };
+	struct sockaddr_storage a;
+	socklen_t alen = sizeof(a);
+	struct daemon_report r;
+	char err[256], buf[4096];
+	int64_t start, longest = 0, t;
+	int fd, slow, quick = -1;
+	struct clients cl;
+	size_t got = 0;
+
+	sample_report(&r);
+	the_report = &r;
+	fd = metrics_listen("127.0.0.1:0", err, sizeof(err));
+	ASSERT_GE(fd, 0) TH_LOG("%s", err);
+	getsockname(fd, (struct sockaddr *)&a, &alen);
+	slow = socket(a.ss_family, SOCK_STREAM, 0);
+	ASSERT_EQ(0, connect(slow, (struct sockaddr *)&a, alen));
+	clients_init(&cl, report_of, NULL);
+	start = now_ns();
+	while ((t = now_ns()) < start + CLIENT_DEADLINE_NS + 500000000LL) {
+		struct pollfd p[1 + CLIENTS_MAX] = {
+			{ .fd = clients_room(&cl) ? fd : -1, .events = POLLIN },
+		};
+		unsigned int k = clients_pollfds(&cl, p + 1);
+		int64_t pass;
+		ssize_t m;
+
+		/* A byte every 20 ms; the well-behaved client comes after 100 ms. */
+		send(slow, "G", 1, MSG_NOSIGNAL);
+		if (quick < 0 && t > start + 100000000LL) {
+			quick = socket(a.ss_family, SOCK_STREAM, 0);
+			ASSERT_EQ(0, connect(quick, (struct sockaddr *)&a, alen));
+			ASSERT_EQ(sizeof(request) - 1, write(quick, request, sizeof(request) - 1));
+			fcntl(quick, F_SETFL, O_NONBLOCK);
+		}
+		poll(p, k + 1, 20);
+		pass = now_ns();
+		clients_run(&cl, p + 1, k, pass);
+		if (p[0].revents & POLLIN)
+			clients_accept(&cl, fd, CLIENT_METRICS, pass);
+		if (now_ns() - pass > longest)
+			longest = now_ns() - pass;
+		if (quick >= 0 && (m = read(quick, buf + got, sizeof(buf) - 1 - got)) > 0)
+			got += m;
+		usleep(20000);
+	}
+	buf[got] = '\0';
+	EXPECT_LT(longest, 10000000) TH_LOG("one pass of the loop took %lld us",
+					   (long long)(longest / 1000));
+	EXPECT_EQ(0, strncmp(buf, "HTTP/1.0 200 OK", 15))
+		TH_LOG("the client behind the slow one got '%.40s'", buf);
+	/* Past its deadline the slow client was dropped: it reads EOF (or a reset). */
+	sp.fd = slow;
+	EXPECT_EQ(1, poll(&sp, 1, 100));
+	EXPECT_TRUE(recv(slow, buf, sizeof(buf), MSG_DONTWAIT) <= 0);
+	EXPECT_EQ(INT64_MAX, clients_next_deadline(&cl)) TH_LOG("a client is still open");
+	clients_close_all(&cl);
+	close(slow);
+	close(quick);
+	close(fd);
 }
 
 TEST(http_request_parser)

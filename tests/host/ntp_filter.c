@@ -142,6 +142,33 @@ TEST(drift_widens_older_samples)
 	EXPECT_LE(llabs(r.offset_ns), r.bound_ns);
 }
 
+/*
+ * The server's clock moves against ours too: one slewing at 500 ppm (the
+ * most the kernel slews for ntpd) during a burst 5 ms apart, against a
+ * perfect target. Widened by the target's drift alone, the later samples
+ * pulled the intersection off the best sample's true offset (0) without
+ * the intervals becoming disjoint: offset 8.25 us, bound 1.75 us.
+ */
+TEST(server_slewing_within_the_burst)
+{
+	struct ntp_sample s[8];
+	struct ntp_filter_result r;
+	struct ntp_filter_opts o = defaults;
+	int i;
+
+	o.drift_ppb = 0;
+	s[0] = sample(0, 10000, 10000, 0);
+	s[0].err_ns = 0;
+	for (i = 1; i < 8; i++) {
+		s[i] = sample(2500 * i, 11000, 11000, 5000000LL * i);
+		s[i].err_ns = 0;
+	}
+	ASSERT_EQ(ntp_filter(s, 8, &o, &r, NULL), 0);
+	EXPECT_EQ(0, r.best);
+	EXPECT_LE(llabs(r.offset_ns), r.bound_ns)
+		TH_LOG("offset %lld bound %lld", (long long)r.offset_ns, (long long)r.bound_ns);
+}
+
 /* The send-path shift moves the estimate, but never out of the intersection. */
 TEST(shift_stays_inside)
 {

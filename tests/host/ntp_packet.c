@@ -189,6 +189,65 @@ TEST(hostile_replies_rejected_for_the_right_reason)
 	}
 }
 
+/*
+ * A precision of 2^4 s is already RFC 5905's MAXDISP: no time at all. A
+ * precision byte of 34 or more made ntp_log2_to_ns() saturate and the
+ * error sum of a sample overflow into an offset of ~292 years.
+ */
+TEST(coarse_precision_rejected)
+{
+	static const struct { int8_t precision; bool ok; } cases[] = {
+		{ -128, true }, { -20, true }, { 0, true }, { 3, true },
+		{ 4, false }, { 33, false }, { 34, false }, { 40, false }, { 127, false },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ntp_packet p = good();
+		enum ntp_verdict v;
+
+		p.precision = cases[i].precision;
+		v = validate(&p, &basic);
+		if (cases[i].ok) {
+			EXPECT_EQ(NTP_OK, v) TH_LOG("precision %d", cases[i].precision);
+		} else {
+			EXPECT_NE(NULL, strstr(ntp_verdict_str(v), "precision"))
+				TH_LOG("precision %d: got '%s'", cases[i].precision,
+				       ntp_verdict_str(v));
+		}
+	}
+}
+
+/*
+ * chrony's test7: a server cannot have set its clock after it answered.
+ * A zero reference (never set) says nothing; an interleaved reply is
+ * checked against its receive time, the later of the two.
+ */
+TEST(reference_after_transmit_rejected)
+{
+	struct ntp_request rq = { .xmt = XMT, .org = (0xe0000001ULL << 32) | 1, .rec = REC };
+	struct ntp_packet p = good();
+	bool interleaved;
+
+	p.reference_ts = p.transmit_ts;
+	EXPECT_EQ(NTP_OK, validate(&p, &basic));
+	p.reference_ts = 0;
+	EXPECT_EQ(NTP_OK, validate(&p, &basic));
+	p.reference_ts = p.transmit_ts + 1;
+	EXPECT_NE(NULL, strstr(ntp_verdict_str(validate(&p, &basic)), "reference"));
+	p.reference_ts = p.transmit_ts + (3600ULL << 32);
+	EXPECT_NE(NULL, strstr(ntp_verdict_str(validate(&p, &basic)), "reference"));
+
+	p.origin_ts = REC;
+	p.transmit_ts = rq.org + 5000;
+	p.receive_ts = rq.org + (1ULL << 32);
+	p.reference_ts = p.receive_ts - 1;
+	EXPECT_EQ(NTP_OK, ntp_validate_reply(&p, &rq, &interleaved));
+	p.reference_ts = p.receive_ts + 1;
+	EXPECT_NE(NULL, strstr(ntp_verdict_str(ntp_validate_reply(&p, &rq, &interleaved)),
+			       "reference"));
+}
+
 TEST(interleaved_request_names_the_exchange_and_a_second_cookie)
 {
 	struct ntp_request rq = { .xmt = XMT, .org = (0xe0000001ULL << 32) | 1, .rec = REC };

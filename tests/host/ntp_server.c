@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* lclkctl serve's protocol logic: which requests are answered, the reply, rate limits. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "kselftest_harness.h"
 #include "lclk_model.h"
 #include "ntp_server.h"
+#include "siphash.h"
 
 static void request(uint8_t buf[NTP_HEADER_LEN], int version, int mode, uint64_t xmt)
 {
@@ -95,6 +97,38 @@ TEST(unsynced_reply_says_so)
 	EXPECT_EQ(7, rep.origin_ts);
 	/* A client validating it rejects it. */
 	EXPECT_NE(NTP_OK, ntp_validate_reply(&rep, &(struct ntp_request){ .xmt = 7 }, &ilv));
+}
+
+/*
+ * Following a stratum-15 source makes us stratum 16, which is NTP's
+ * "unsynchronised": the reply must say so with leap 3 (the alarm), not
+ * announce stratum 16 with leap 0.
+ */
+TEST(stratum_16_is_unsynced)
+{
+	uint8_t buf[NTP_HEADER_LEN];
+	struct ntp_packet req, rep;
+	bool ilv;
+	int stratum;
+
+	for (stratum = 15; stratum <= 17; stratum++) {
+		struct ntp_server_clock c = {
+			.status = LCLK_STATUS_SYNCED, .bound_ns = 1000, .stratum = stratum,
+			.receive_ns = 1700000001000000000LL, .transmit_ns = 1700000001000050000LL,
+		};
+
+		request(buf, 4, 3, 7);
+		ASSERT_TRUE(ntp_server_request(buf, sizeof(buf), &req));
+		ntp_server_reply(&req, &c, &rep);
+		if (stratum == 15) {
+			EXPECT_EQ(0, rep.leap);
+			EXPECT_EQ(15, rep.stratum);
+			continue;
+		}
+		EXPECT_EQ(NTP_LEAP_UNSYNC, rep.leap) TH_LOG("stratum %d", stratum);
+		EXPECT_EQ(16, rep.stratum);
+		EXPECT_NE(NTP_OK, ntp_validate_reply(&rep, &(struct ntp_request){ .xmt = 7 }, &ilv));
+	}
 }
 
 static const struct ntp_server_clock synced = {
@@ -201,6 +235,102 @@ TEST(rate_limit_per_client)
 	EXPECT_FALSE(ratelimit_allow(rl, (struct sockaddr *)&a, t + 700000000));
 	EXPECT_EQ(8, rl->dropped);
 	free(rl);
+}
+
+/*
+ * A spoofed victim alternated with many other addresses: whichever of them
+ * share the victim's place in the table, none resets its bucket, so the
+ * victim gets its burst and no more (all at one instant: no refill).
+ */
+TEST(rate_limit_collision_keeps_victim_limited)
+{
+	struct ratelimit *rl = malloc(sizeof(*rl));
+	struct sockaddr_in v = { .sin_family = AF_INET }, o = v;
+	int64_t t = 1000000000;
+	int i, allowed = 0;
+
+	ASSERT_NE(NULL, rl);
+	inet_pton(AF_INET, "192.0.2.7", &v.sin_addr);
+	ratelimit_init(rl, 1, 4);
+	for (i = 0; i < 20000; i++) {
+		o.sin_addr.s_addr = htonl(0x0a010000 + i);	/* 10.1.0.0 on */
+		ratelimit_allow(rl, (struct sockaddr *)&o, t);
+		allowed += ratelimit_allow(rl, (struct sockaddr *)&v, t);
+	}
+	EXPECT_EQ(4, allowed) TH_LOG("the victim got %d answers", allowed);
+	free(rl);
+}
+
+/* The key makes the table: SipHash-2-4's vector from its paper, key 00..0f, 15 bytes 00..0e. */
+TEST(siphash_reference_vector)
+{
+	uint64_t key[2] = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL };
+	uint8_t m[15];
+	int i;
+
+	for (i = 0; i < 15; i++)
+		m[i] = i;
+	EXPECT_EQ(0xa129ca6149be45e5ULL, siphash24(key, m, sizeof(m)));
+}
+
+/* Two limiters (two starts of serve) key their hash differently. */
+TEST(rate_limit_keyed_at_random)
+{
+	struct ratelimit *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	ratelimit_init(a, 1, 4);
+	ratelimit_init(b, 1, 4);
+	EXPECT_TRUE(a->key[0] != b->key[0] || a->key[1] != b->key[1]);
+	free(a);
+	free(b);
+}
+
+static bool allowed(const struct ntp_allow *a, const char *ip)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in s4 = { .sin_family = AF_INET };
+
+	if (inet_pton(AF_INET, ip, &s4.sin_addr) == 1)
+		return ntp_allow_match(a, (struct sockaddr *)&s4);
+	inet_pton(AF_INET6, ip, &s6.sin6_addr);
+	return ntp_allow_match(a, (struct sockaddr *)&s6);
+}
+
+TEST(allow_list)
+{
+	struct ntp_allow a = {};
+	int i;
+
+	EXPECT_FALSE(allowed(&a, "127.0.0.1"));		/* empty: nobody */
+	EXPECT_EQ(0, ntp_allow_add(&a, "10.1.0.0/16"));
+	EXPECT_EQ(0, ntp_allow_add(&a, "192.0.2.7"));
+	EXPECT_EQ(0, ntp_allow_add(&a, "fd00:1::/32"));
+	EXPECT_EQ(0, ntp_allow_add(&a, "10.2.3.128/25"));
+	EXPECT_TRUE(allowed(&a, "10.1.200.3"));
+	EXPECT_FALSE(allowed(&a, "10.2.0.1"));
+	EXPECT_TRUE(allowed(&a, "10.2.3.200"));
+	EXPECT_FALSE(allowed(&a, "10.2.3.127"));
+	EXPECT_TRUE(allowed(&a, "192.0.2.7"));
+	EXPECT_FALSE(allowed(&a, "192.0.2.8"));
+	EXPECT_TRUE(allowed(&a, "::ffff:10.1.0.9"));	/* IPv4 over an IPv6 socket */
+	EXPECT_TRUE(allowed(&a, "fd00:1:ffff::1"));
+	EXPECT_FALSE(allowed(&a, "fd00:2::1"));
+	EXPECT_FALSE(allowed(&a, "::1"));
+	EXPECT_EQ(0, ntp_allow_add(&a, "all"));
+	EXPECT_TRUE(allowed(&a, "::1"));
+	EXPECT_TRUE(allowed(&a, "203.0.113.1"));
+
+	EXPECT_EQ(-EINVAL, ntp_allow_add(&a, "10.0.0.0/33"));
+	EXPECT_EQ(-EINVAL, ntp_allow_add(&a, "10.0.0.0/"));
+	EXPECT_EQ(-EINVAL, ntp_allow_add(&a, "10.0.0.0/8x"));
+	EXPECT_EQ(-EINVAL, ntp_allow_add(&a, "fd00::/129"));
+	EXPECT_EQ(-EINVAL, ntp_allow_add(&a, "localhost"));
+	EXPECT_EQ(-EINVAL, ntp_allow_add(&a, "/8"));
+	for (i = a.n; i < NTP_ALLOW_MAX; i++)
+		EXPECT_EQ(0, ntp_allow_add(&a, "10.0.0.1"));
+	EXPECT_EQ(-ENOSPC, ntp_allow_add(&a, "10.0.0.1"));
 }
 
 TEST_HARNESS_MAIN

@@ -95,6 +95,58 @@ TEST(rejects)
 	feed(&b, ann(4, 0, 128), 1);
 }
 
+/*
+ * Eight identities announcing worse than the real master must not keep it
+ * out: the table makes room by dropping the worst record.
+ */
+TEST(fakes_do_not_fill_the_table)
+{
+	const struct ptp_foreign *f = NULL;
+	struct ptp_bmca b;
+	const char *why;
+	struct ptp_msg m;
+	int64_t t;
+	int i;
+
+	ptp_bmca_init(&b, own);
+	for (t = 0; t < 4; t++) {
+		for (i = 0; i < PTP_MAX_FOREIGN; i++) {
+			m = ann(0x40 + i, t + 1, 250);
+			ptp_bmca_announce(&b, &m, t * S, &why);
+		}
+		m = ann(0xa, t + 1, 100);
+		ptp_bmca_announce(&b, &m, t * S, &why);
+		f = ptp_bmca_best(&b, t * S);
+	}
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(0xa, f->sender.clock_id[0]);
+	EXPECT_EQ(PTP_MAX_FOREIGN, b.n);
+	/* A newcomer worse than all of them still finds no room. */
+	m = ann(0x50, 1, 255);
+	EXPECT_NE(0, ptp_bmca_announce(&b, &m, 4 * S, &why));
+	EXPECT_NE(NULL, strstr(why, "too many"));
+}
+
+/* With an allow list (acceptable master table), only those are considered. */
+TEST(allow_list)
+{
+	static const uint8_t listed[8] = { 0xa };
+	struct ptp_bmca b;
+	const char *why;
+	struct ptp_msg m;
+
+	ptp_bmca_init(&b, own);
+	ASSERT_EQ(0, ptp_bmca_allow(&b, listed));
+	m = ann(0xb, 1, 0);
+	EXPECT_NE(0, ptp_bmca_announce(&b, &m, 0, &why));
+	EXPECT_NE(NULL, strstr(why, "allow"));
+	EXPECT_EQ(0u, b.n);
+	feed(&b, ann(0xa, 1, 128), 0);
+	feed(&b, ann(0xa, 2, 128), 1 * S);
+	ASSERT_NE(NULL, ptp_bmca_best(&b, 1 * S));
+	EXPECT_EQ(0xa, ptp_bmca_best(&b, 1 * S)->sender.clock_id[0]);
+}
+
 TEST(dataset_order)
 {
 	struct ptp_foreign a = { 0 }, c = { 0 };

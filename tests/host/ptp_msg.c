@@ -44,7 +44,7 @@ TEST(sync_round_trip)
 	const char *why = NULL;
 	int len;
 
-	m.origin.sec = 0xffffffffffffULL;	/* 48 bits */
+	m.origin.sec = PTP_MAX_TS_SEC;
 	m.origin.nsec = 999999999;
 	len = encode(&m, buf);
 	ASSERT_EQ(44, len);
@@ -56,9 +56,44 @@ TEST(sync_round_trip)
 	EXPECT_EQ(PTP_FLAG_TWO_STEP, d.h.flags);
 	EXPECT_EQ(-5, ptp_correction_ns(d.h.correction));
 	EXPECT_EQ(-3, d.h.log_interval);
-	EXPECT_EQ(0xffffffffffffULL, d.origin.sec);
+	EXPECT_EQ(PTP_MAX_TS_SEC, d.origin.sec);
 	EXPECT_EQ(999999999u, d.origin.nsec);
 	EXPECT_TRUE(ptp_port_id_eq(&master, &d.h.source));
+	EXPECT_EQ((int64_t)PTP_MAX_TS_SEC * 1000000000 + 999999999, ptp_ts_ns(&d.origin));
+}
+
+/*
+ * 48-bit seconds reach 2.8e14, but int64 ns only 9.2e9 s: a timestamp
+ * beyond what two of them can be added in is rejected (ptp_ts_ns would
+ * overflow, and the slave adds it to corrections and monotonic times).
+ */
+TEST(huge_seconds_rejected)
+{
+	struct ptp_msg m = { .h = { .type = PTP_FOLLOW_UP, .source = master } }, d;
+	uint64_t secs[] = { PTP_MAX_TS_SEC + 1, 9223372037ULL, 0xffffffffffffULL };
+	uint8_t buf[PTP_MAX_MSG_LEN];
+	const char *why = NULL;
+	unsigned int i;
+	int len;
+
+	for (i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
+		m.origin.sec = secs[i];
+		len = encode(&m, buf);
+		EXPECT_EQ(-EBADMSG, ptp_msg_decode(buf, len, &d, &why));
+		EXPECT_NE(NULL, why);
+		if (why)
+			EXPECT_NE(NULL, strstr(why, "seconds"));
+		why = NULL;
+	}
+	/* Delay_Resp and Announce carry timestamps too. */
+	m.h.type = PTP_DELAY_RESP;
+	m.delay_resp.receive.sec = 0xffffffffffffULL;
+	len = encode(&m, buf);
+	EXPECT_EQ(-EBADMSG, ptp_msg_decode(buf, len, &d, &why));
+	m = announce();
+	m.announce.origin.sec = 0xffffffffffffULL;
+	len = encode(&m, buf);
+	EXPECT_EQ(-EBADMSG, ptp_msg_decode(buf, len, &d, &why));
 }
 
 TEST(announce_round_trip)
@@ -95,11 +130,18 @@ TEST(announce_path_trace_and_unknown_tlv)
 	memcpy(buf + len, "\x00\x08\x00\x07", 4);
 	buf[3] = len + 11;
 	EXPECT_EQ(-EBADMSG, ptp_msg_decode(buf, len + 11, &d, &why));
-	/* Nor is a TLV type it does not know. */
+	/* A TLV type it does not know is skipped (IEEE 1588-2019 14.1.1). */
 	memcpy(buf + len, "\x77\x77\x00\x02xx", 6);
 	buf[3] = len + 6;
-	EXPECT_EQ(-EOPNOTSUPP, ptp_msg_decode(buf, len + 6, &d, &why));
-	EXPECT_NE(NULL, strstr(why, "unknown TLV"));
+	ASSERT_EQ(0, ptp_msg_decode(buf, len + 6, &d, &why));
+	EXPECT_EQ(0u, d.announce.path_len);
+	EXPECT_EQ(37, d.announce.utc_offset);
+	/* So is ALTERNATE_TIME_OFFSET_INDICATOR before a PATH_TRACE. */
+	memcpy(buf + len, "\x00\x09\x00\x04" "abcd" "\x00\x08\x00\x08", 12);
+	memset(buf + len + 12, 0xcd, 8);
+	buf[3] = len + 20;
+	ASSERT_EQ(0, ptp_msg_decode(buf, len + 20, &d, &why));
+	EXPECT_EQ(1u, d.announce.path_len);
 	/* Nor a TLV longer than the message. */
 	memcpy(buf + len, "\x00\x08\x00\x40", 4);
 	buf[3] = len + 12;
@@ -108,6 +150,35 @@ TEST(announce_path_trace_and_unknown_tlv)
 	buf[3] = len + 2;
 	EXPECT_EQ(-EBADMSG, ptp_msg_decode(buf, len + 2, &d, &why));
 	EXPECT_NE(NULL, strstr(why, "truncated TLV"));
+}
+
+/*
+ * 802.1AS (ptp4l's follow_up_info 1): every Follow_Up carries the
+ * Follow_Up information TLV, an ORGANIZATION_EXTENSION of 28 octets.
+ */
+TEST(follow_up_organization_tlv)
+{
+	static const uint8_t fup_info[32] = {
+		0x00, 0x03, 0x00, 0x1c, 0x00, 0x80, 0xc2, 0x00, 0x00, 0x01,
+	};
+	struct ptp_msg m = { .h = { .type = PTP_FOLLOW_UP, .source = master, .seq = 9 } }, d;
+	uint8_t buf[PTP_MAX_MSG_LEN];
+	const char *why = NULL;
+	int len;
+
+	m.origin = ptp_ns_ts(1700000000123456789LL);
+	len = encode(&m, buf);
+	memcpy(buf + len, fup_info, sizeof(fup_info));
+	buf[3] = len + sizeof(fup_info);
+	ASSERT_EQ(0, ptp_msg_decode(buf, len + sizeof(fup_info), &d, &why));
+	EXPECT_EQ(1700000000123456789LL, ptp_ts_ns(&d.origin));
+	EXPECT_EQ(9, d.h.seq);
+	/* A Sync and a Delay_Resp with a TLV are read the same way. */
+	buf[0] = PTP_SYNC;
+	EXPECT_EQ(0, ptp_msg_decode(buf, len + sizeof(fup_info), &d, &why));
+	/* Still bounded: a TLV running past messageLength is malformed. */
+	buf[len + 3] = 0x1d;
+	EXPECT_EQ(-EBADMSG, ptp_msg_decode(buf, len + sizeof(fup_info), &d, &why));
 }
 
 TEST(rejections)
@@ -196,6 +267,16 @@ TEST(management)
 	ASSERT_EQ(0, ptp_msg_decode(buf, len, &d, &why));
 	EXPECT_EQ(2, d.mgmt.error);
 	EXPECT_EQ(PTP_MID_TIME_STATUS_NP, d.mgmt.id);
+
+	/* Another TLV besides the management TLV is skipped. */
+	m.mgmt.tlv_type = PTP_TLV_MANAGEMENT;
+	len = encode(&m, buf);
+	memcpy(buf + len, "\x80\x00\x00\x02zz", 6);
+	buf[2] = (len + 6) >> 8;
+	buf[3] = (len + 6) & 0xff;
+	ASSERT_EQ(0, ptp_msg_decode(buf, len + 6, &d, &why));
+	EXPECT_EQ(PTP_MID_TIME_STATUS_NP, d.mgmt.id);
+	EXPECT_EQ(50, d.mgmt.data_len);
 
 	/* No TLV at all. */
 	buf[3] = 48;

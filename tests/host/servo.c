@@ -172,6 +172,71 @@ TEST(linreg_reset_keeps_frequency)
 	servo_destroy(s);
 }
 
+/*
+ * One sample of offset_ns at local_ns, the next due in interval_ns: even
+ * read as all frequency error, it moves the estimate by at most offset_ns
+ * over over_ns, the time it built up over.
+ */
+static void moves_freq_at_most(struct __test_metadata *_metadata, struct servo *s,
+			       int64_t offset_ns, int64_t local_ns, int64_t interval_ns,
+			       int64_t over_ns)
+{
+	int64_t before = servo_freq(s);
+
+	servo_sample(s, offset_ns, local_ns, interval_ns);
+	EXPECT_LE(llabs(servo_freq(s) - before), (int64_t)(offset_ns * 1e12 / (double)over_ns))
+		TH_LOG("freq %lld -> %lld ppt for %lld ns over %lld ns", (long long)before,
+		       (long long)servo_freq(s), (long long)offset_ns, (long long)over_ns);
+}
+
+/*
+ * The integral learns from the time the offset built up over, the time
+ * since the previous sample, not from the interval until the next one: when
+ * a large offset drops the poll from 64 s to 1 s, an offset grown over 64 s
+ * must not read as a frequency error 64 times larger.
+ */
+static void interval_drop(struct __test_metadata *_metadata, enum servo_type type)
+{
+	struct sim sim = { .offset_ns = 0, .f_true_ppt = 10e6, .local_ns = NS_PER_S, .seed = 5 };
+	struct servo *s = make(type);
+	int64_t seen = 0;
+
+	ASSERT_NE(NULL, s);
+	run(s, &sim, 60, NS_PER_S, 0, 1, &seen);
+	run(s, &sim, 20, 64 * NS_PER_S, 0, 1, &seen);
+	ASSERT_LT(llabs(servo_freq(s) - 10000000), 100000);
+	/* 2 ms off after 64 s (a disturbance), the next poll in 1 s. */
+	moves_freq_at_most(_metadata, s, 2000000, sim.local_ns + 64 * NS_PER_S, NS_PER_S,
+			   64 * NS_PER_S);
+	servo_destroy(s);
+}
+
+TEST(pi_interval_drop) { interval_drop(_metadata, SERVO_PI); }
+TEST(linreg_interval_drop) { interval_drop(_metadata, SERVO_LINREG); }
+
+/*
+ * A measurement's time is its burst's best sample, which may come early in
+ * one burst and late in the last: two samples 0.1 s apart at a 1 s poll.
+ * The offset built up over the poll the previous correction ran for, so
+ * it must not read as a frequency error ten times larger.
+ */
+static void early_sample(struct __test_metadata *_metadata, enum servo_type type)
+{
+	struct sim sim = { .offset_ns = 0, .f_true_ppt = 10e6, .local_ns = NS_PER_S, .seed = 7 };
+	struct servo *s = make(type);
+	int64_t seen = 0;
+
+	ASSERT_NE(NULL, s);
+	run(s, &sim, 60, NS_PER_S, 0, 1, &seen);
+	/* run() leaves local_ns a poll past its last sample: 20 us, 0.1 s after it. */
+	moves_freq_at_most(_metadata, s, 20000, sim.local_ns - NS_PER_S + NS_PER_S / 10, NS_PER_S,
+			   NS_PER_S);
+	servo_destroy(s);
+}
+
+TEST(pi_early_sample) { early_sample(_metadata, SERVO_PI); }
+TEST(linreg_early_sample) { early_sample(_metadata, SERVO_LINREG); }
+
 /* The limit holds for the estimate too (anti-windup), and reset keeps a frequency. */
 TEST(limits_and_reset)
 {

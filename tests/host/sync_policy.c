@@ -34,21 +34,21 @@ TEST(pick_prefers_class_then_prefer_then_bound)
 	struct daemon_config c;
 
 	config(&c);
-	EXPECT_EQ(1, sync_pick(&c, m, st, 4, 0, 1000));		/* PTP first, though worst */
+	EXPECT_EQ(1, sync_pick(&c, m, st, 4, 0, 1000, -1));		/* PTP first, though worst */
 	st[1] = SELECT_FALSETICKER;
-	EXPECT_EQ(2, sync_pick(&c, m, st, 4, 0, 1000));		/* then the best NTP */
+	EXPECT_EQ(2, sync_pick(&c, m, st, 4, 0, 1000, -1));		/* then the best NTP */
 	c.sources[0].prefer = true;
-	EXPECT_EQ(0, sync_pick(&c, m, st, 4, 0, 1000));		/* "prefer" within NTP */
+	EXPECT_EQ(0, sync_pick(&c, m, st, 4, 0, 1000, -1));		/* "prefer" within NTP */
 	st[0] = st[2] = SELECT_UNUSED;
-	EXPECT_EQ(3, sync_pick(&c, m, st, 4, 0, 1000));		/* peers last */
+	EXPECT_EQ(3, sync_pick(&c, m, st, 4, 0, 1000, -1));		/* peers last */
 	st[3] = SELECT_FALSETICKER;
-	EXPECT_EQ(-1, sync_pick(&c, m, st, 4, 0, 1000));
+	EXPECT_EQ(-1, sync_pick(&c, m, st, 4, 0, 1000, -1));
 	/* "preference peer ntp ptp" reverses the order. */
 	st[0] = st[1] = st[2] = st[3] = SELECT_SURVIVOR;
 	c.class_rank[CLASS_PEER] = 0;
 	c.class_rank[CLASS_NTP] = 1;
 	c.class_rank[CLASS_PTP] = 2;
-	EXPECT_EQ(3, sync_pick(&c, m, st, 4, 0, 1000));
+	EXPECT_EQ(3, sync_pick(&c, m, st, 4, 0, 1000, -1));
 }
 
 TEST(pick_ages_bounds)
@@ -62,7 +62,40 @@ TEST(pick_ages_bounds)
 
 	config(&c);
 	c.sources[1].class = CLASS_NTP;
-	EXPECT_EQ(1, sync_pick(&c, m, st, 2, 100000, 1000000000));
+	EXPECT_EQ(1, sync_pick(&c, m, st, 2, 100000, 1000000000, -1));
+}
+
+/*
+ * Two equal servers: whichever bound is a little smaller this poll must not
+ * take over, or the selection flips every poll and each flip resets the
+ * servo and drops the poll interval to minpoll (as the bench's two loopback
+ * chronyd did). A clearly better source, or a better class, still wins.
+ */
+TEST(pick_keeps_the_selected_source_among_equals)
+{
+	struct measurement m[4] = {
+		{ .bound_ns = 40000, .base_ns = 1000 }, { .bound_ns = 5000, .base_ns = 1000 },
+		{ .bound_ns = 38000, .base_ns = 1000 }, { .bound_ns = 1, .base_ns = 1000 },
+	};
+	enum select_state st[4] = { SELECT_SURVIVOR, SELECT_FALSETICKER, SELECT_SURVIVOR,
+				    SELECT_FALSETICKER };
+	struct daemon_config c;
+
+	config(&c);
+	EXPECT_EQ(2, sync_pick(&c, m, st, 4, 0, 1000, -1));	/* none before: the best */
+	EXPECT_EQ(0, sync_pick(&c, m, st, 4, 0, 1000, 0));	/* 2 us better: no flip */
+	m[2].bound_ns = 15000;
+	EXPECT_EQ(2, sync_pick(&c, m, st, 4, 0, 1000, 0));	/* less than half: switch */
+	m[2].bound_ns = 310000;
+	m[0].bound_ns = 400000;
+	EXPECT_EQ(0, sync_pick(&c, m, st, 4, 0, 1000, 0));	/* within 100 us of 400 us */
+	m[2].bound_ns = 299000;
+	EXPECT_EQ(2, sync_pick(&c, m, st, 4, 0, 1000, 0));	/* beyond chrony's reselectdist */
+	st[1] = SELECT_SURVIVOR;
+	EXPECT_EQ(1, sync_pick(&c, m, st, 4, 0, 1000, 0));	/* class first, always */
+	st[0] = SELECT_FALSETICKER;
+	st[1] = SELECT_FALSETICKER;
+	EXPECT_EQ(2, sync_pick(&c, m, st, 4, 0, 1000, 0));	/* the selected one is gone */
 }
 
 TEST(step_only_when_unsynced_or_configured)
@@ -85,15 +118,36 @@ TEST(step_only_when_unsynced_or_configured)
 	EXPECT_TRUE(sync_should_step(&c, false, 100000, 2000000));
 }
 
-TEST(bound_adds_residual_measurement_and_correction)
+TEST(bound_adds_residual_measurement_and_growth)
 {
-	EXPECT_EQ(1500, sync_bound(-1000, 500, 0, 0));
-	EXPECT_EQ(500, sync_bound(0, 500, 0, 1000000000));
-	/* 10 ppm of correction for 0.5 s: 5 us more. */
-	EXPECT_EQ(1000 + 500 + 5000, sync_bound(1000, 500, -10000000, 500000000));
+	EXPECT_EQ(1500, sync_bound(-1000, 500, 0, 0, 0));
+	EXPECT_EQ(500, sync_bound(0, 500, 0, 0, 1000000000));
+	/* Growing 10 ppm faster than the kernel will charge, for 0.5 s: 5 us more. */
+	EXPECT_EQ(1000 + 500 + 5000, sync_bound(1000, 500, 110000000, 100000, 500000000));
+	/* What the kernel charges already is not added twice. */
+	EXPECT_EQ(1500, sync_bound(1000, 500, 100000000, 100000, 500000000));
+	EXPECT_EQ(1500, sync_bound(1000, 500, 90000000, 100000, 500000000));
 	/* Rounded up, never down. */
-	EXPECT_EQ(501, sync_bound(0, 500, 1, 1));
-	EXPECT_EQ(LCLK_MAX_BOUND_NS, sync_bound(INT64_MAX / 2, INT64_MAX / 2, 0, 0));
+	EXPECT_EQ(501, sync_bound(0, 500, 1, 0, 1));
+	EXPECT_EQ(LCLK_MAX_BOUND_NS, sync_bound(INT64_MAX / 2, INT64_MAX / 2, 0, 0, 0));
+}
+
+/*
+ * The servo's frequency estimate fell from 150 ppm to 0 at this sample.
+ * Since the measurement's base the clock ran at the old rate, so its error
+ * grew at up to 100 ppm (the oscillator) + 150 ppm; the new model charges
+ * 100 ppm over that time. The bound published at the base, plus what the
+ * kernel adds for the time since, must cover the growth at the old rate.
+ */
+TEST(bound_covers_the_rate_that_ran_not_the_new_one)
+{
+	const int64_t elapsed = 500000000, offset = 2000, meas = 1000;
+	const uint32_t charged_ppb = 100000;		/* drift_at(0) */
+	const int64_t growth_ppt = 250000000;		/* 100 + 150 ppm */
+	int64_t published = sync_bound(offset, meas, growth_ppt, charged_ppb, elapsed);
+	int64_t covered = published + charged_ppb * elapsed / 1000000000;
+
+	EXPECT_LE(offset + meas + growth_ppt * elapsed / 1000000000000LL, covered);
 }
 
 TEST_HARNESS_MAIN

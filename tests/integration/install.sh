@@ -18,7 +18,7 @@ n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
 echo "TAP version 13"
-echo "1..5"
+echo "1..7"
 
 if make -s install DESTDIR="$stage/root" KDIR="/lib/modules/$kver/build" >"$stage/make.log" 2>&1; then
 	ok "make install DESTDIR=..."
@@ -28,17 +28,21 @@ else
 fi
 
 expected="usr/local/sbin/lclkctl usr/local/include/lclk.h usr/local/include/lclk_model.h
-usr/local/include/uapi/linux/lclk.h usr/local/share/man/man8/lclkctl.8
+usr/local/include/linux/lclk.h usr/local/share/man/man8/lclkctl.8
 usr/local/share/man/man4/lclk.4 usr/local/share/bash-completion/completions/lclkctl
 usr/local/share/doc/lclk/lclk.conf.example etc/lclk/lclk.conf
 etc/udev/rules.d/60-lclk.rules etc/systemd/system/lclk.service
 usr/src/lclk-0.1/dkms.conf usr/src/lclk-0.1/kmod/Kbuild usr/src/lclk-0.1/kmod/lclk_main.c
 usr/src/lclk-0.1/include/lclk_model.h usr/src/lclk-0.1/include/uapi/linux/lclk.h
 lib/modules/$kver/extra/kmod/lclk.ko"
+# The Python package, where Debian's python3 looks for the local admin's.
+pydir=$(/usr/bin/python3 -c 'import sys; print("usr/local/lib/python%d.%d/dist-packages/lclk" % sys.version_info[:2])')
+expected="$expected $pydir/__init__.py $pydir/torch.py $pydir/report.py $pydir/py.typed $pydir/_lclk.pyi"
 missing=
 for f in $expected; do
 	[ -e "$stage/root/$f" ] || missing="$missing $f"
 done
+ls "$stage/root/$pydir"/_lclk.*.so >/dev/null 2>&1 || missing="$missing $pydir/_lclk.*.so"
 [ -z "$missing" ] && ok "installed files present" || not_ok "installed files missing:$missing"
 # The example configuration parses, and the man pages render cleanly.
 if "$stage/root/usr/local/sbin/lclkctl" daemon -n -c "$stage/root/etc/lclk/lclk.conf" >/dev/null &&
@@ -47,6 +51,29 @@ if "$stage/root/usr/local/sbin/lclkctl" daemon -n -c "$stage/root/etc/lclk/lclk.
 	ok "example configuration parses, man pages render without warnings"
 else
 	not_ok "example configuration or man pages"
+fi
+
+# lclk(4)'s example, built from the installed headers only: no -I into
+# the tree, and <stdio.h> before <lclk.h>, as the page has it.
+inc=$stage/root/usr/local/include
+MANWIDTH=200 man -l "$stage/root/usr/local/share/man/man4/lclk.4" 2>/dev/null |
+	sed -n '/^EXAMPLE/,/^[A-Z]/{/^EXAMPLE/d;/^[A-Z]/d;p}' >"$stage/example.c"
+if grep -q 'lclk_now' "$stage/example.c" &&
+   gcc -Wall -Wextra -Werror -I"$inc" "$stage/example.c" -o "$stage/example" 2>"$stage/cc.log"; then
+	ok "lclk(4)'s example builds from the installed <lclk.h> and <linux/lclk.h>"
+else
+	sed 's/^/# /' "$stage/cc.log" "$stage/example.c" | head -30
+	not_ok "lclk(4)'s example builds from the installed headers"
+fi
+# Where there is no __int128 (a 32-bit target) the model header stops the
+# build with its own reason, not with a confusing failure further on.
+# -U__SIZEOF_INT128__ makes this compiler such a one.
+if ! gcc -U__SIZEOF_INT128__ -fsyntax-only -I"$inc" "$stage/example.c" 2>"$stage/cc32.log" &&
+   grep -q 'error: #error "lclk_model.h needs __int128' "$stage/cc32.log"; then
+	ok "without __int128 the installed <lclk_model.h> says why it cannot build"
+else
+	sed 's/^/# /' "$stage/cc32.log" | head -10
+	not_ok "without __int128 the installed <lclk_model.h> says why it cannot build"
 fi
 
 # systemd-analyze checks that ExecStart's binary exists: point it at the staged one

@@ -16,6 +16,7 @@
 #   ntp_wait_server    wait (bounded) until it answers
 #   ntp_cleanup        kill what we started, delete namespaces and files
 #   in_srv/in_cli/in_rtr CMD  run CMD in a namespace
+#   srv_udp_in         UDP datagrams the server namespace has received (IPv4)
 
 NTP_SRV=ntpsrv-$NTP_TAG
 NTP_CLI=ntpcli-$NTP_TAG
@@ -33,6 +34,10 @@ NTP_PIDS=()
 in_srv() { ip netns exec "$NTP_SRV" "$@"; }
 in_cli() { ip netns exec "$NTP_CLI" "$@"; }
 in_rtr() { ip netns exec "$NTP_RTR" "$@"; }
+
+# The server namespace's own counter: every request that reached a server
+# there, whatever the client says about its burst.
+srv_udp_in() { in_srv awk '/^Udp:/ { if (seen) print $2; seen = 1 }' /proc/net/snmp; }
 
 ntp_setup() {
 	NTP_DIR=$(mktemp -d /tmp/ntp-test.XXXXXX)

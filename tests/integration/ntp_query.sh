@@ -24,7 +24,7 @@ check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 q() { local out=$1; shift; in_cli "$LCLKCTL" query "$@" > "$out" 2> "$out.err"; }
 within() { jget 'abs(d["combined"]["offset_ns"]) <= d["combined"]["bound_ns"]' < "$1"; }
 
-echo "1..43"
+echo "1..46"
 [ -x "$LCLKCTL" ] || { echo "Bail out! build lclkctl first"; exit 1; }
 [ -e /dev/lclk0 ] && { echo "Bail out! /dev/lclk0 exists: this test needs the module-less host"; exit 1; }
 ntp_setup && ntp_start_chronyd
@@ -35,7 +35,10 @@ q "$d/v4" --json "ntp://$NTP_V4"; rc=$?
 check "IPv4 query succeeds" "[ $rc = 0 ]"
 check "... |offset| <= bound (true offset 0)" '[ "$(within "$d/v4")" = True ]'
 check "... no reply rejected" '[ "$(jget "d[\"sources\"][0][\"rejected\"]" < "$d/v4")" = 0 ]'
+sent=$(srv_udp_in)
 q "$d/xleave" --json -vv "ntp://$NTP_V4"; rc=$?
+sent=$(($(srv_udp_in) - sent))
+check "a burst of 8 is 8 requests, no more (chronyd got $sent)" '[ $sent = 8 ]'
 # chronyd interleaves from its third reply to a new client on.
 check "chronyd answers in interleaved mode: 6 or 7 of 8 samples" \
 	'[ $rc = 0 ] && [ "$(grep -c " interleaved$" "$d/xleave.err")" -ge 6 ]'
@@ -67,18 +70,29 @@ q "$d/noname" --samples 1 ntp://no-such-host.invalid; rc=$?
 check "unknown host: exit 5, 'cannot resolve'" \
 	'[ $rc = 5 ] && grep -q "cannot resolve" "$d/noname"'
 
-# One request for each kind of bad reply; then RATE and DENY.
+# One request for each kind of bad reply; then DENY.
 ntp_start_responder 1123 spoof otherport mode3 version2 stratum0 stratum16 leap3 \
-	zerots root order short long odd kod=RATE kod=DENY
+	zerots root order short long odd precision=40 kod=DENY
 q "$d/hostile" --samples 16 --interval 0 --timeout 300ms "ntp://$NTP_V4:1123"; rc=$?
 sed 's/^/# /' "$d/hostile.err"
 check "hostile responder: exit 5" "[ $rc = 5 ]"
 for reason in "origin timestamp does not match" "address or port we did not query" \
 	"mode is not 4" "not 3 or 4" "stratum not in 1..15" "leap indicator 3" \
 	"zero receive or transmit" "root delay or dispersion" "transmit time before" \
-	"truncated packet" "oversized packet" "KoD RATE" "KoD DENY"; do
+	"truncated packet" "oversized packet" "precision out of range" "KoD DENY"; do
 	check "... rejected: $reason" 'grep -q "$reason" "$d/hostile.err"'
 done
+
+# KoD RATE ends the burst: one request, answered at once.
+ntp_start_responder 1129 kod=RATE
+sent=$(srv_udp_in)
+t0=$(date +%s%N)
+q "$d/rate" --samples 8 --interval 0 --timeout 300ms "ntp://$NTP_V4:1129"; rc=$?
+t1=$(date +%s%N)
+sent=$(($(srv_udp_in) - sent))
+check "KoD RATE: exit 5, 'KoD RATE'" '[ $rc = 5 ] && grep -q "KoD RATE" "$d/rate.err"'
+check "... after one request, within 1 s (sent $sent, $(( (t1 - t0) / 1000000 )) ms)" \
+	'[ $sent = 1 ] && [ $(( t1 - t0 )) -lt 1000000000 ]'
 
 ntp_start_responder 1124 dup
 q "$d/dup" --json --samples 4 --interval 50ms "ntp://$NTP_V4:1124"; rc=$?

@@ -24,6 +24,7 @@ Answers each request with the reply of the next KIND, in turn:
   short       a 40-byte packet
   long        a 2000-byte packet
   odd         a 49-byte packet
+  precision=N a correct reply claiming a precision of 2^N s
   kod=CODE    Kiss-o'-Death with CODE (RATE, DENY, RSTR, ...)
   xorder      to an interleaved request: an interleaved reply whose transmit
               timestamp precedes the exchange the request names
@@ -54,6 +55,7 @@ def reply(req, kind, t2):
     interleaved = req_org != 0 and req_rec != 0
     li, vn, mode, stratum, refid = 0, 4, 4, 2, 0x7F000001
     root_disp = 0x00000010
+    precision = -20
     rx = tx = None
     shift = 0.0
     if kind.startswith("offset="):
@@ -74,6 +76,8 @@ def reply(req, kind, t2):
         rx = tx = 0
     elif kind == "root":
         root_disp = 20 << 16
+    elif kind.startswith("precision="):
+        precision = int(kind.split("=", 1)[1])
     elif kind.startswith("kod="):
         code = kind.split("=", 1)[1].encode().ljust(4, b"\0")[:4]
         stratum, refid = 0, struct.unpack("!I", code)[0]
@@ -93,9 +97,10 @@ def reply(req, kind, t2):
         origin, tx = req_rec, req_org - (1 << 32)
     elif kind == "xspoof" and interleaved:
         origin = req_org
-    pkt = struct.pack("!BBbbIII", li << 6 | vn << 3 | mode, stratum, 4, -20, 0,
+    pkt = struct.pack("!BBbbIII", li << 6 | vn << 3 | mode, stratum, 4, precision, 0,
                       root_disp, refid)
-    pkt += struct.pack("!QQQQ", ntp_now(shift), origin, rx, tx)
+    # Clock set a second ago, as chronyd's "local" reference says.
+    pkt += struct.pack("!QQQQ", ntp_now(shift - 1), origin, rx, tx)
     if kind == "short":
         return pkt[:40]
     if kind == "long":

@@ -14,7 +14,9 @@
 #   ns ${P}s   source_probe (lclkctl's sources) and a ptp4l slave
 #
 # Every ptp4l runs with free_running 1 (a master that hears a better one
-# becomes a slave, and must not touch the clock either).
+# becomes a slave, and must not touch the clock either). Each master here
+# is a clock following nothing on an arbitrary timescale (ptp4l's defaults
+# on a system clock), which ptp:// takes only with timescale=arb.
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -119,7 +121,7 @@ probe() {	# probe OUT ARGS...: source_probe in the slave namespace
 # 1. One-step master: the origin timestamp is in the Sync itself.
 ip netns exec "${P}os" python3 "$PEER" onestep eth0 6 >"$TMP/os.log" 2>&1 &
 PIDS+=($!)
-probe "$TMP/t1" -n 4 'ptp://eth0'
+probe "$TMP/t1" -n 4 'ptp://eth0?timescale=arb'
 within "$TMP/t1" 020000.fffe.000001; r=$?
 show "$TMP/t1"
 ok $r "ptp:// from a one-step master: |offset| <= bound"
@@ -129,7 +131,7 @@ wait "${PIDS[-1]}" 2>/dev/null
 conf m1 'priority1 100'
 ptp4l_start m1 m1 -4
 GM1=$(gm_id m1)
-probe "$TMP/t2" -n 5 'ptp://eth0'
+probe "$TMP/t2" -n 5 'ptp://eth0?timescale=arb'
 within "$TMP/t2" "$GM1"; r=$?
 show "$TMP/t2"
 ok $r "ptp:// from a two-step ptp4l master ($GM1): |offset| <= bound"
@@ -144,7 +146,7 @@ for i in $(seq 40); do
 	grep -q "gmIdentity *$GM1" "$TMP/pmc" && [ -n "$theirs" ] && [ "$theirs" != 0 ] && r=0 && break
 	sleep 0.25
 done
-probe "$TMP/t3" -n 3 'ptp://eth0'
+probe "$TMP/t3" -n 3 'ptp://eth0?timescale=arb'
 within "$TMP/t3" "$GM1" || r=1
 # One master_offset of ptp4l's is one Sync's, as noisy as the link on a
 # loaded host: compare with the median of 9 of them, read 0.25 s apart.
@@ -160,17 +162,42 @@ awk -v t="${theirs:-0}" '$1 == "ok" { d = $3 + t; d = d < 0 ? -d : d
 	if (d > 2 * $4) bad++ } END { exit bad > 0 }' "$TMP/t3" || r=1
 ok $r "ptp4l slave on the same link agrees (pmc TIME_STATUS_NP)"
 
-# 4. ptp4l: source reading that slave over its management socket.
-probe "$TMP/t4" -n 3 "ptp4l:$TMP/s.uds"
+# 4. ptp4l: source reading that slave over its management socket. Its
+# grandmaster is linuxptp's default (clockClass 248, ARB timescale): refused
+# as untraceable unless timescale=arb, as ptp:// does.
+probe "$TMP/t4" -n 3 "ptp4l:$TMP/s.uds?timescale=arb"
 within "$TMP/t4" "$GM1"; r=$?
 show "$TMP/t4"
-ok $r "ptp4l: source on the ptp4l slave's socket: |offset| <= bound"
+probe "$TMP/t4u" -n 1 "ptp4l:$TMP/s.uds"
+show "$TMP/t4u" "$TMP/t4u.err"
+grep -q "^fail .*grandmaster $GM1 is not traceable: its timescale is arbitrary" "$TMP/t4u" || r=1
+# Made traceable as ts2phc setups do (clockClass 6, clockAccuracy 0x22:
+# within 250 ns, PTP timescale, timeTraceable), the slave's next Announce
+# brings it, and the bound grows by the accuracy. currentUtcOffset 0: the
+# master stamps with CLOCK_REALTIME, so its "TAI" is UTC.
+gm_settings='clockClass 6 clockAccuracy 0x22 offsetScaledLogVariance 0xffff currentUtcOffset 0'
+gm_settings+=' leap61 0 leap59 0 currentUtcOffsetValid 1 ptpTimescale 1 timeTraceable 1'
+gm_settings+=' frequencyTraceable 1 timeSource 0x20'
+pmc -u -b 0 -f "$TMP/m1.conf" -s "$TMP/m1.uds" "SET GRANDMASTER_SETTINGS_NP $gm_settings" \
+	>"$TMP/pmc-gm" 2>&1
+for i in $(seq 40); do
+	probe "$TMP/t4t" -n 1 "ptp4l:$TMP/s.uds" && grep -q '^ok' "$TMP/t4t" && break
+	sleep 0.25
+done
+# The same reading with timescale=arb right after: the bounds differ by
+# the accuracy (and the few ns the reading's age and read error add).
+probe "$TMP/t4a" -n 1 "ptp4l:$TMP/s.uds?timescale=arb"
+show "$TMP/t4t" "$TMP/t4a" "$TMP/pmc-gm"
+within "$TMP/t4t" "$GM1" && awk '$1 == "ok" { b[FILENAME] = $4 } END {
+	d = b[ARGV[1]] - b[ARGV[2]]; printf "# bound %d ns, with timescale=arb %d ns\n", b[ARGV[1]], b[ARGV[2]]
+	exit !(d >= 200 && d <= 300) }' "$TMP/t4t" "$TMP/t4a" || r=1
+ok $r "ptp4l: source on the ptp4l slave's socket: |offset| <= bound; an untraceable grandmaster refused without timescale=arb, a traceable one's accuracy in the bound"
 
 # 5. Layer 2 transport, from a master that allows a Delay_Req a second.
 conf l2 "$(printf 'priority1 100\nlogMinDelayReqInterval 0')"
 ptp4l_start l2 l2 -2
 GML2=$(gm_id l2)
-probe "$TMP/t5" -n 3 'ptp://eth0?transport=l2'
+probe "$TMP/t5" -n 3 'ptp://eth0?transport=l2&timescale=arb'
 within "$TMP/t5" "$GML2"; r=$?
 show "$TMP/t5"
 ok $r "ptp:// over Layer 2 from ptp4l -2 ($GML2): |offset| <= bound"
@@ -194,7 +221,7 @@ dreqs() {
 }
 before=$(dreqs)
 t0=$(date +%s%N)
-probe "$TMP/t6" -t 20 'ptp://eth0?transport=l2'
+probe "$TMP/t6" -t 20 'ptp://eth0?transport=l2&timescale=arb'
 secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
 after=$(dreqs)
 within "$TMP/t6" "$GML2"; r=$?
@@ -218,7 +245,7 @@ for i in $(seq 100); do
 	sleep 0.2
 done
 t0=$(date +%s%N)
-ip netns exec "${P}s" "$LCLKCTL" query --json 'ptp://eth0?domain=5' >"$TMP/t7" 2>"$TMP/t7.err"
+ip netns exec "${P}s" "$LCLKCTL" query --json 'ptp://eth0?domain=5&timescale=arb' >"$TMP/t7" 2>"$TMP/t7.err"
 r=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 show "$TMP/t7"
@@ -242,12 +269,12 @@ ok $? "ptp:// on domain 3 hears no master (exit 5), domain 0 rejected"
 ip netns exec "${P}h" python3 "$PEER" hostile eth0 8 >"$TMP/h.log" 2>&1 &
 PIDS+=($!)
 sleep 1
-probe "$TMP/t9" -v -n 6 'ptp://eth0'
+probe "$TMP/t9" -v -n 6 'ptp://eth0?timescale=arb'
 within "$TMP/t9" "$GM1"; r=$?
 show "$TMP/t9"
 sed 's/seq [0-9]* //' "$TMP/t9.err" | sort | uniq -c | sed 's/^/# /'
 for why in 'truncated: shorter' 'truncated: messageLength' 'oversized' 'versionPTP' \
-	   'wrong domain' 'unknown TLV' 'nanoseconds' 'stepsRemoved'; do
+	   'wrong domain' 'TLV length beyond' 'nanoseconds' 'stepsRemoved'; do
 	grep -q "$why" "$TMP/t9.err" || { echo "# no rejection for: $why"; r=1; }
 done
 ok $r "hostile messages are rejected with reasons, measurements unchanged"
@@ -266,7 +293,7 @@ for i in $(seq 20); do
 		'GET DEFAULT_DATA_SET' 2>/dev/null | awk '$1 == "clockIdentity" { print $2 }')
 done
 sleep 1
-ip netns exec "${P}s" "$PROBE" -t 12 'ptp://eth0' >"$TMP/t10" 2>&1 &
+ip netns exec "${P}s" "$PROBE" -t 12 'ptp://eth0?timescale=arb' >"$TMP/t10" 2>&1 &
 probe_pid=$!
 PIDS+=($probe_pid)
 sleep 4

@@ -8,8 +8,9 @@
                                       Delay_Resp from receive timestamps.
   ptp_peer.py hostile IFACE SECONDS   malformed or out-of-context messages
                                       that a slave must reject: truncated,
-                                      oversized, wrong version or domain,
-                                      unknown TLV, bad nanoseconds, Follow_Up
+                                      oversized, wrong version or domain, a
+                                      TLV past messageLength, bad
+                                      nanoseconds, Follow_Up
                                       and Delay_Resp that match nothing.
                                       Uses the real master's identity (from
                                       its Announce) where that matters.
@@ -124,9 +125,9 @@ def hostile(iface, secs):
             (ev, header(SYNC, 44, seq, bad, version=1) + ts(1)),          # wrong version
             (ev, header(SYNC, 44, seq, bad) + ts(1) + b"\0" * 16),        # oversized
             (gen, announce(bad, seq, me, 0, domain=7)),                   # wrong domain
-            # Unknown TLV: 1588 lets a master ignore it, so ptp4l would
-            # follow a priority1 0 announce; keep it worse than the master.
-            (gen, announce(bad, seq, me, 255, tlv=b"\x77\x77\x00\x02xx")),
+            # A TLV longer than the message: malformed (an unknown but
+            # well-formed TLV is skipped, so no priority1 0 with it).
+            (gen, announce(bad, seq, me, 0, tlv=b"\x77\x77\x00\x10xx")),
             (gen, announce(bad, seq, me, 0, length=200)),                 # length > data
             (gen, announce(bad, seq, me, 0, steps=255)),                  # stepsRemoved 255
             (gen, header(FOLLOW_UP, 44, seq, bad) + struct.pack(">HII", 0, 5, 2 * 10**9)),

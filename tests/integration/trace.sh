@@ -7,14 +7,21 @@
 #
 # On the host the outliers are in CLOCK_MONOTONIC (no module); tests/guest/trace.sh
 # runs this with TRACE_CLOCK=logical and the module loaded. ROUNDS and DELAY_US
-# (the peer's delay) may be changed.
+# (the peer's delay) and BUSY_ROUNDS may be changed; TRACE_ATTACH=fentry|tp_btf forces
+# lclkctl trace's attach mode (default: its own choice); TRACE_PARTS picks
+# "core", "more" or both (default).
 set -u
 cd "$(dirname "$0")/../.."
 
 LCLKCTL=${LCLKCTL:-build/lclkctl}
 PINGPONG=${PINGPONG:-build/tests/bench/pingpong}
 CHECK=tests/integration/trace_check.py
+SHIM=${SHIM:-build/tests/shim/fail_bpf_prog.so}
 TRACE_CLOCK=${TRACE_CLOCK:-monotonic}
+TRACE_ATTACH=${TRACE_ATTACH:-auto}
+# The checks come in two parts, so that a slow guest can run them apart.
+TRACE_PARTS=${TRACE_PARTS:-core more}
+part() { case " $TRACE_PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 ROUNDS=${ROUNDS:-100}
 DELAY_US=${DELAY_US:-5000}
 # The delay's bucket, (2^(k-1), 2^k] ns with k = ceil(log2(delay)): 5 ms is
@@ -51,19 +58,25 @@ start_pp() {
 	read -r _ PP_PID PP_PEER <"$TMP/$name.out"
 }
 go() { local fd="fd_$1"; echo go >&"${!fd}"; eval "exec ${!fd}>&-"; }
+# A busy ping-pong under a traced, single-threaded TCG guest takes tens of
+# seconds: wait up to PP_WAIT_S (a limit on a hang, not a timed check).
 pp_wait() {
 	local i
-	for i in $(seq 600); do grep -qs '^done' "$TMP/$1.out" && return 0; sleep 0.05; done
+	for i in $(seq $((${PP_WAIT_S:-300} * 20))); do
+		grep -qs '^done' "$TMP/$1.out" && return 0
+		sleep 0.05
+	done
+	echo "# ping-pong $1 did not finish within ${PP_WAIT_S:-300} s"
 	return 1
 }
 
 # start_trace NAME ARGS...: lclkctl trace --json -v in the background, attached.
 start_trace() {
 	local name=$1 i; shift
-	"$LCLKCTL" trace --json -v "$@" >"$TMP/$name.jsonl" 2>"$TMP/$name.err" &
+	"$LCLKCTL" trace --attach "$TRACE_ATTACH" --json -v "$@" >"$TMP/$name.jsonl" 2>"$TMP/$name.err" &
 	TRACE_PID=$!
 	PIDS+=($TRACE_PID)
-	for i in $(seq 200); do
+	for i in $(seq 1200); do
 		grep -qs '^Tracing' "$TMP/$name.err" && return 0
 		kill -0 $TRACE_PID 2>/dev/null || break
 		sleep 0.05
@@ -71,9 +84,13 @@ start_trace() {
 	cat "$TMP/$name.err" >&2
 	return 1
 }
-stop_trace() { kill -INT "$TRACE_PID"; wait "$TRACE_PID"; }
+stop_trace() { kill -TERM "$TRACE_PID"; wait "$TRACE_PID"; }
 
 echo "TAP version 13"
+echo "# attach: $TRACE_ATTACH"
+
+# ==== TRACE_PARTS "core": the filters, outputs and accounting ====
+if part core; then
 
 # ---- bad input --------------------------------------------------------------
 expect_exit() {
@@ -90,6 +107,12 @@ check "not a cgroup: exit 2" expect_exit 2 "not a cgroup v2" "$LCLKCTL" trace --
 check "comm too long: exit 2" expect_exit 2 "1 to 15 characters" "$LCLKCTL" trace --comm 0123456789abcdef
 check "no CAP_BPF: exit 3" expect_exit 3 "CAP_BPF" \
 	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$LCLKCTL" trace
+# A verifier rejection in the chosen mode is an error, never a quiet switch
+# to another mode (build/tests/shim/fail_bpf_prog.so fails the loads).
+check "a program the kernel rejects: exit 1, no fallback" \
+	expect_exit 1 "cannot load the BPF programs" \
+	env LD_PRELOAD="$SHIM" LCLK_FAIL_BPF_PROG=sys_enter_btf,tp_sys_enter,fentry_recvfrom \
+	"$LCLKCTL" trace --duration 1s
 
 # ---- --pid: exact counts and buckets ---------------------------------------
 start_pp pid -n "$ROUNDS" -d $DELAY_US -l "$TMP/pid.log"
@@ -103,6 +126,17 @@ check "pid: initiator's sendto: $ROUNDS calls" \
 check "pid: the peer and every other process filtered out" $CHECK pids "$TMP/pid.jsonl" "$PP_PID"
 check "pid: $ROUNDS outliers, each inside its round ($TRACE_CLOCK time)" \
 	$CHECK outliers "$TMP/pid.jsonl" "$TMP/pid.log" "$PP_PID" "$TRACE_CLOCK"
+check "mode: the first line names the attach mode ($TRACE_ATTACH)" \
+	grep -q "^Tracing .* with \(fentry/fexit on [0-9]* syscalls\|tp_btf on raw_syscalls\), starts in" "$TMP/pid.err"
+case $TRACE_ATTACH in
+fentry)	check "mode: fentry as asked" grep -q "with fentry/fexit" "$TMP/pid.err" ;;
+tp_btf)	check "mode: tp_btf as asked" grep -q "with tp_btf" "$TMP/pid.err" ;;
+auto)	if grep -q "^lclkctl trace: not using fentry: " "$TMP/pid.err"; then
+		why=$(sed -n 's/^lclkctl trace: not using fentry: //p' "$TMP/pid.err")
+		check "mode: --attach fentry refused where auto did not take it" \
+			expect_exit 1 "attach fentry: $why" "$LCLKCTL" trace --attach fentry
+	fi ;;
+esac
 if [ "$TRACE_CLOCK" = monotonic ]; then
 	check "no module: warning about CLOCK_MONOTONIC" grep -q "CLOCK_MONOTONIC" "$TMP/pid.err"
 else
@@ -158,13 +192,16 @@ else
 fi
 
 # ---- busy polling: EAGAIN calls counted exactly ----------------------------
-start_pp busy -n "$ROUNDS" -b
+# BUSY_ROUNDS (default ROUNDS): two spinners on a single-threaded TCG
+# guest meet once per vCPU time slice, a round takes a second there.
+busy=${BUSY_ROUNDS:-$ROUNDS}
+start_pp busy -n "$busy" -b
 start_trace busy --pid "$PP_PID"
 go busy; pp_wait busy; stop_trace
 read -r _ _ calls _ _ <<<"$(grep '^done' "$TMP/busy.out")"
-check "busy: $ROUNDS recvfrom with data" $CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom data "$ROUNDS"
-check "busy: the other $((calls - 2 * ROUNDS)) recvfrom are EAGAIN" \
-	$CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom eagain $((calls - 2 * ROUNDS)) --bytes 0
+check "busy: $busy recvfrom with data" $CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom data "$busy"
+check "busy: the other $((calls - 2 * busy)) recvfrom are EAGAIN" \
+	$CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom eagain $((calls - 2 * busy)) --bytes 0
 
 # ---- ioctl devices, by file name --------------------------------------------
 mkdir -p "$TMP/dev/infiniband"
@@ -192,10 +229,236 @@ check "ioctl: 5 on infiniband/uverbs0" $CHECK series "$TMP/io.jsonl" $IO ioctl e
 check "ioctl: 7 on /dev/null (other)" $CHECK series "$TMP/io.jsonl" $IO ioctl error 7 --device other
 
 # ---- every call an outlier: streamed or counted as lost, never silent ------
-start_pp all -n $((ROUNDS * 100)) -b
+# Many calls, not a number of rounds: at most 10 s of them (busy spinners in a
+# single-threaded TCG guest make a round a second, 3000 would take an hour).
+start_pp all -n $((ROUNDS * 100)) -b -t 10000
 start_trace all --pid "$PP_PID" --threshold 1ns
 go all; pp_wait all; stop_trace
 check "threshold 1ns: outliers + lost events = calls" $CHECK invariant "$TMP/all.jsonl"
+
+fi
+
+# ==== TRACE_PARTS "more": threads, containers, exits, interruptions, ia32 ====
+if part more; then
+
+# A process's name, not its threads': a thread that renamed itself (as
+# NCCL's and PyTorch's do) still belongs to the process --comm selects.
+mkfifo "$TMP/thr.ctl"
+python3 -c '
+import ctypes, socket, sys, threading
+prctl = ctypes.CDLL(None).prctl
+prctl(15, b"lclk_pp_proc", 0, 0, 0)
+a, b = socket.socketpair()
+def worker():
+    prctl(15, b"lclk_pp_thread", 0, 0, 0)
+    for _ in range(int(sys.argv[1])):
+        a.send(b"x")
+        b.recv(1)
+print("ready", flush=True)
+sys.stdin.readline()
+t = threading.Thread(target=worker)
+t.start()
+t.join()
+' "$ROUNDS" <"$TMP/thr.ctl" >"$TMP/thr.out" &
+THR=$!; PIDS+=($THR)
+exec {thr_fd}>"$TMP/thr.ctl"
+for i in $(seq 100); do grep -qs ready "$TMP/thr.out" && break; sleep 0.05; done
+start_trace thr --comm lclk_pp_proc
+echo go >&$thr_fd; exec {thr_fd}>&-; wait $THR; stop_trace
+check "comm: a renamed thread's $ROUNDS sendto count for its process" \
+	$CHECK series "$TMP/thr.jsonl" $THR sendto data "$ROUNDS" --bytes "$ROUNDS"
+
+# A start is used by the exit of its own call only. The process's recv
+# begins while it is selected and ends after a thread renamed it, and it is
+# named back before a futex wake (a futex call the probe does not time):
+# the recv is one call of ~0.35 s, not one that ends at the wake 1.5 s later.
+mkfifo "$TMP/stale.ctl"
+python3 -c '
+import ctypes, socket, sys, threading, time
+libc = ctypes.CDLL(None)
+libc.prctl(15, b"lclk_pp_stale", 0, 0, 0)
+a, b = socket.socketpair()
+main = threading.get_native_id()
+def renamer():
+    time.sleep(0.35)
+    with open("/proc/self/task/%d/comm" % main, "w") as f:
+        f.write("lclk_pp_other")
+    a.send(b"x")
+print("ready", flush=True)
+sys.stdin.readline()
+t = threading.Thread(target=renamer)
+t.start()
+b.recv(1)
+t.join()
+time.sleep(1.5)
+libc.prctl(15, b"lclk_pp_stale", 0, 0, 0)
+word = ctypes.c_int(0)
+libc.syscall(202, ctypes.byref(word), 1, 1, 0, 0, 0)   # futex(FUTEX_WAKE)
+' <"$TMP/stale.ctl" >"$TMP/stale.out" &
+STALE=$!; PIDS+=($STALE)
+exec {stale_fd}>"$TMP/stale.ctl"
+for i in $(seq 100); do grep -qs ready "$TMP/stale.out" && break; sleep 0.05; done
+start_trace stale --comm lclk_pp_stale
+echo go >&$stale_fd; exec {stale_fd}>&-; wait $STALE; stop_trace
+check "stale start: the recv renamed mid-call is 1 call in (268, 537] ms, not one ending at a later futex" \
+	$CHECK series "$TMP/stale.jsonl" $STALE recvfrom data 1 --low 268435457 --high 536870912
+
+# ---- pid namespaces: a container's processes, and lclkctl in a container ----
+# A ping-pong in its own pid namespace, traced from here: pids as seen here.
+mkfifo "$TMP/nsp.ctl"
+unshare --pid --fork --mount-proc "$PINGPONG" -w -n "$ROUNDS" -c lclk_pp_nsp \
+	<"$TMP/nsp.ctl" >"$TMP/nsp.out" 2>&1 &
+NSP_UNSHARE=$!; PIDS+=($NSP_UNSHARE)
+exec {nsp_fd}>"$TMP/nsp.ctl"
+for i in $(seq 100); do grep -qs ready "$TMP/nsp.out" && break; sleep 0.05; done
+NSP=$(pgrep -P $NSP_UNSHARE); NSP_PEER=$(pgrep -P "$NSP")
+start_trace nsp --comm lclk_pp_nsp
+echo go >&$nsp_fd; exec {nsp_fd}>&-; pp_wait nsp; stop_trace
+check "pidns: a containerised ping-pong's two processes, by their pids here" \
+	$CHECK pids "$TMP/nsp.jsonl" "$NSP" "$NSP_PEER"
+check "pidns: its initiator's $ROUNDS sendto" $CHECK series "$TMP/nsp.jsonl" "$NSP" sendto data "$ROUNDS"
+# lclkctl and a ping-pong in one container without the host's pids: --pid
+# takes, and reports give, the container's pids; other processes are not seen.
+for filter in pid comm; do
+	unshare --pid --fork --mount-proc bash -c '
+		mkfifo "$1/ctl"; "$2" -w -n "$4" -c lclk_pp_inns <"$1/ctl" >"$1/inns.out" 2>&1 &
+		exec 3>"$1/ctl"
+		for i in $(seq 100); do grep -qs ready "$1/inns.out" && break; sleep 0.05; done
+		read -r _ pid peer <"$1/inns.out"
+		echo "$pid $peer" >"$1/inns.pids"
+		if [ "$5" = pid ]; then sel="--pid $pid"; else sel="--comm lclk_pp_inns"; fi
+		"$3" trace --attach "$6" --json -v $sel >"$1/inns.jsonl" 2>"$1/inns.err" &
+		tr=$!
+		for i in $(seq 1200); do grep -qs ^Tracing "$1/inns.err" && break; sleep 0.05; done
+		echo go >&3; exec 3>&-
+		for i in $(seq 600); do grep -qs ^done "$1/inns.out" && break; sleep 0.05; done
+		kill -TERM $tr; wait $tr; rm -f "$1/ctl"
+	' _ "$TMP" "$PINGPONG" "$LCLKCTL" "$ROUNDS" $filter "$TRACE_ATTACH"
+	read -r IN IN_PEER <"$TMP/inns.pids"
+	if [ $filter = pid ]; then
+		check "lclkctl in a pidns: --pid $IN (its pid there) traces it" \
+			$CHECK series "$TMP/inns.jsonl" "$IN" sendto data "$ROUNDS"
+	else
+		check "lclkctl in a pidns: --comm finds both processes, by their pids there" \
+			$CHECK pids "$TMP/inns.jsonl" "$IN" "$IN_PEER"
+	fi
+done
+
+# ---- processes that exit ------------------------------------------------------
+# Their series leave the kernel's map (which would fill up and cost per-CPU
+# memory forever) and stay in the counts: 20 one-round ping-pongs, 40
+# processes that exit, 40 sendto in the cumulative Prometheus counts.
+# The number of keys in lclkctl PID's histogram map (found through its fds).
+hists_keys() {
+	local id
+	for id in $(sed -n 's/^map_id:\s*//p' /proc/"$1"/fdinfo/* 2>/dev/null); do
+		bpftool map show id "$id" | grep -q " name hists " || continue
+		bpftool map dump id "$id" -j | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
+		return
+	done
+	echo "no hists map of pid $1"
+}
+start_trace reap --comm lclk_pp_short --prom-out "$TMP/reap.prom" --interval 500ms
+for i in $(seq 20); do "$PINGPONG" -n 1 -c lclk_pp_short >/dev/null 2>&1; done
+sleep 2.5
+keys=$(hists_keys $TRACE_PID)
+sleep 0.6
+stop_trace
+check "exited processes: none of their series left in the kernel's map ($keys)" test "$keys" = 0
+check "exited processes: their 40 sendto still counted" awk '
+	/^lclk_trace_syscall_duration_seconds_count/ && /syscall="sendto"/ { n += $2 }
+	END { if (n != 40) { print "sendto count " n; exit 1 } }' "$TMP/reap.prom"
+
+# ---- interrupted calls ---------------------------------------------------------
+# A recv and a futex wait with a timeout, each stopped and continued twice
+# (no handler: the kernel restarts the recv, and continues the futex wait
+# in restart_syscall), are one call each from first entry to last exit; an
+# epoll_wait ended by a handled signal is "intr", not an error; a futex
+# wait whose word has changed (EAGAIN) is not busy polling. A child drives
+# each phase, told by a pipe when it begins: 1.5 s long, signals at 0.2 s
+# and 0.5 s, leaving a slow guest room.
+mkfifo "$TMP/intr.ctl"
+python3 -c '
+import ctypes, os, select, signal, socket, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+class timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+a, b = socket.socketpair()
+r, w = os.pipe()
+print("ready", flush=True)
+sys.stdin.readline()
+parent = os.getpid()
+if os.fork() == 0:
+    def stop_cont():
+        os.kill(parent, signal.SIGSTOP)
+        time.sleep(0.05)
+        os.kill(parent, signal.SIGCONT)
+    os.read(r, 1)                       # recv
+    t = time.monotonic()
+    for at in (0.2, 0.5):
+        time.sleep(max(0, t + at - time.monotonic()))
+        stop_cont()
+    time.sleep(max(0, t + 1.5 - time.monotonic()))
+    a.send(b"x")
+    os.read(r, 1)                       # futex wait
+    t = time.monotonic()
+    for at in (0.2, 0.5):
+        time.sleep(max(0, t + at - time.monotonic()))
+        stop_cont()
+    os.read(r, 1)                       # epoll_wait
+    time.sleep(0.2)
+    os.kill(parent, signal.SIGUSR1)
+    os._exit(0)
+signal.signal(signal.SIGUSR1, lambda s, f: None)
+os.write(w, b"r")
+b.recv(1)
+word = ctypes.c_int(0)
+end = time.clock_gettime(time.CLOCK_MONOTONIC) + 1.5
+ts = timespec(int(end), int((end % 1) * 1e9))
+os.write(w, b"f")
+# FUTEX_WAIT_BITSET (absolute CLOCK_MONOTONIC timeout), private
+libc.syscall(202, ctypes.byref(word), 9 | 128, 0, ctypes.byref(ts), None, 0xffffffff)
+ep = select.epoll()
+os.write(w, b"e")
+ep.poll(1.5)                            # -EINTR at 0.2 s, then a new call
+for _ in range(5):                      # the word is not 1: EAGAIN at once
+    libc.syscall(202, ctypes.byref(word), 0 | 128, 1, None, None, 0)
+os.wait()
+' <"$TMP/intr.ctl" >"$TMP/intr.out" 2>&1 &
+INTR=$!; PIDS+=($INTR)
+exec {intr_fd}>"$TMP/intr.ctl"
+for i in $(seq 100); do grep -qs ready "$TMP/intr.out" && break; sleep 0.05; done
+start_trace intr --pid $INTR
+echo go >&$intr_fd; exec {intr_fd}>&-; wait $INTR; stop_trace
+# One call from before the first stop to the data at 1.5 s: over 1.07 s.
+check "interrupted: a restarted recv is 1 call of (1.07, 4.3] s" \
+	$CHECK series "$TMP/intr.jsonl" $INTR recvfrom data 1 --low 1073741825 --high 4294967296
+check "interrupted: the recv's interruptions are not calls of their own" \
+	$CHECK absent "$TMP/intr.jsonl" $INTR recvfrom error
+check "interrupted: a futex wait continued by restart_syscall is 1 call of (1.07, 4.3] s" \
+	$CHECK series "$TMP/intr.jsonl" $INTR futex_wait error 1 --low 1073741825 --high 4294967296
+check "interrupted: an epoll_wait ended by a handled signal is intr" \
+	$CHECK series "$TMP/intr.jsonl" $INTR epoll_wait intr 1
+check "interrupted: futex EAGAIN (word changed) is zero, not busy polling" \
+	$CHECK series "$TMP/intr.jsonl" $INTR futex_wait zero 5
+
+# ---- 32-bit calls ------------------------------------------------------------
+# ia32 numbers are not x86_64 ones: 45 is brk there, recvfrom here.
+if cc -O2 -o "$TMP/int80" tests/integration/trace_int80.c 2>"$TMP/cc.err" &&
+   echo go | "$TMP/int80" 1 >/dev/null 2>&1; then
+	mkfifo "$TMP/i80.ctl"
+	"$TMP/int80" "$ROUNDS" <"$TMP/i80.ctl" >"$TMP/i80.out" &
+	I80=$!; PIDS+=($I80)
+	exec {i80_fd}>"$TMP/i80.ctl"
+	for i in $(seq 100); do grep -qs ready "$TMP/i80.out" && break; sleep 0.05; done
+	start_trace i80 --pid $I80
+	echo go >&$i80_fd; exec {i80_fd}>&-; wait $I80; stop_trace
+	check "ia32: $ROUNDS int \$0x80 brk calls are not x86_64 recvfrom" $CHECK pids "$TMP/i80.jsonl"
+else
+	echo "ok $((n += 1)) # SKIP no ia32 emulation or no compiler: $(head -1 "$TMP/cc.err")"
+fi
+
+fi
 
 echo "1..$n"
 [ $failed -eq 0 ]

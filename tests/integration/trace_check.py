@@ -9,7 +9,10 @@ expected, else prints why and exits 1.
                                (LOW-1, HIGH]: 90% in it, none more than one
                                bucket below it (a caller preempted between
                                its send and its receive waits less) and the
-                               rest late: the scheduler of a loaded host
+                               rest late: the scheduler of a loaded host;
+                               LOW-1 and HIGH may span several buckets
+  absent JSONL PID SYSCALL OUTCOME
+                               no such series
   pids JSONL PID...            the traced processes are exactly these
   outliers JSONL LOG PID CLOCK each outlier lies inside a logged round
   invariant JSONL              outliers + lost events = traced calls
@@ -80,12 +83,20 @@ def cmd_series(args):
         fail("%s %s: %d calls, expected %s" % (sysname, outcome, s["calls"], calls))
     if low is not None:
         below = sum(c for (l, h), c in s["buckets"].items() if h is not None and h < low // 2)
-        inside = s["buckets"].get((low, high), 0)
+        inside = sum(c for (l, h), c in s["buckets"].items()
+                     if l >= low and h is not None and h <= high)
         if below or inside < 0.9 * int(calls):
             fail("%s %s buckets %s, expected none below (%d, %d] and 90%% in (%d, %d]" %
                  (sysname, outcome, s["buckets"], low // 2, low - 1, low - 1, high))
     if nbytes is not None and s["bytes"] != nbytes:
         fail("%s %s: %d bytes, expected %d" % (sysname, outcome, s["bytes"], nbytes))
+
+
+def cmd_absent(args):
+    path, pid, sysname, outcome = args
+    s = load(path)[0].get((int(pid), sysname, outcome, None))
+    if s is not None:
+        fail("%s %s has %d calls, expected none" % (sysname, outcome, s["calls"]))
 
 
 def cmd_pids(args):
@@ -216,32 +227,49 @@ def one(msg, field, default=None):
 
 
 def parse_perfetto(path):
-    """Tracks {uuid: (kind, pid, tid, name)} and events [(ts, type, uuid, name)]."""
-    tracks, events, seqs = {}, [], set()
+    """Tracks {uuid: (kind, pid, tid, name)} and events [(ts, type, uuid, name)].
+
+    Tracks are named: a host's has no parent, a process's is "COMM (pid N)"
+    under its host's, a thread's "NAME (tid N)" under its process's. Every
+    sequence's first packet declares its clock (trace_packet_defaults).
+    """
+    tracks, events, seqs, clocks = {}, [], set(), set()
+    named = {}
     data = open(path, "rb").read()
+    first = True
     for f, pkt in fields(data):
         if f != 1:
             fail("top-level field %d is not Trace.packet" % f)
         p = fields(pkt)
         seqs.add(one(p, 10))
+        defaults = one(p, 59)
+        if first:
+            if defaults is None or one(p, 6) is None:
+                fail("first packet declares no clock")
+            clocks.add(one(fields(defaults), 58))
+            first = False
         td, te = one(p, 60), one(p, 11)
         if td is not None:
             td = fields(td)
-            proc, thr = one(td, 3), one(td, 4)
-            if proc is not None:
-                proc = fields(proc)
-                tracks[one(td, 1)] = ("process", one(proc, 1), None,
-                                      one(proc, 6, b"").decode())
-            elif thr is not None:
-                thr = fields(thr)
-                tracks[one(td, 1)] = ("thread", one(thr, 1), one(thr, 2),
-                                      one(thr, 5, b"").decode())
+            named[one(td, 1)] = (one(td, 5), one(td, 2, b"").decode())
         if te is not None:
             te = fields(te)
             events.append((one(p, 8), one(te, 9), one(te, 11),
                            one(te, 23, b"").decode()))
+    for uuid, (parent, name) in named.items():
+        m = re.search(r"\((pid|tid) (\d+)\)$", name)
+        if m and m.group(1) == "pid":
+            tracks[uuid] = ("process", int(m.group(2)), None, name)
+        elif m:
+            pname = named.get(parent, (None, ""))[1]
+            pm = re.search(r"\(pid (\d+)\)$", pname)
+            if not pm:
+                fail("thread track %r not under a process track" % name)
+            tracks[uuid] = ("thread", int(pm.group(1)), int(m.group(2)), name)
     if None in seqs or len(seqs) != 1:
         fail("trusted_packet_sequence_id %s" % seqs)
+    if len(clocks) != 1 or not clocks <= {3, 64}:
+        fail("timestamp clocks %s" % clocks)
     return tracks, events
 
 
@@ -283,7 +311,7 @@ def cmd_perfetto(args):
     threads = [t for t in tracks.values() if t[0] == "thread"]
     if len(threads) != len(tids) or len({t[2] for t in threads}) != len(tids):
         fail("%d thread tracks for %d threads" % (len(threads), len(tids)))
-    if any(t[2] & ((1 << 22) - 1) not in tids for t in threads):
+    if any(t[2] not in tids for t in threads):
         fail("thread tracks %s vs tids %s" % (threads, tids))
 
 
@@ -298,8 +326,8 @@ def cmd_ranks(args):
         fail("%d processes with blocked time (%s), expected %d" % (len(busy), blocked, n))
     tracks, events = parse_perfetto(trace)
     slices = check_events(tracks, events)
-    threads = {t[2] & ((1 << 22) - 1): u for u, t in tracks.items() if t[0] == "thread"}
-    pids = {t[1] & ((1 << 22) - 1) for t in tracks.values() if t[0] == "thread"}
+    threads = {t[2]: u for u, t in tracks.items() if t[0] == "thread"}
+    pids = {t[1] for t in tracks.values() if t[0] == "thread"}
     if set(busy) - pids:
         fail("ranks %s have no track (tracks for %s)" % (busy, pids))
     if len(threads) != len({o["tid"] for o in outliers}):
@@ -314,7 +342,8 @@ def cmd_ranks(args):
 
 
 def main():
-    cmds = {"series": cmd_series, "pids": cmd_pids, "outliers": cmd_outliers,
+    cmds = {"series": cmd_series, "absent": cmd_absent, "pids": cmd_pids,
+            "outliers": cmd_outliers,
             "invariant": cmd_invariant, "prom": cmd_prom,
             "perfetto": cmd_perfetto, "ranks": cmd_ranks}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:

@@ -41,13 +41,13 @@ check "mpicc builds the allreduce loop" \
 "$LCLKCTL" trace --comm lclk_allreduce --json -v --threshold 500us \
 	--trace-out "$TMP/mpi.pftrace" >"$TMP/mpi.jsonl" 2>"$TMP/mpi.err" &
 TRACE_PID=$!
-for i in $(seq 200); do grep -qs '^Tracing' "$TMP/mpi.err" && break; sleep 0.05; done
+for i in $(seq 1200); do grep -qs '^Tracing' "$TMP/mpi.err" && break; sleep 0.05; done
 
 check "mpirun -np $RANKS, btl tcp: $ROUNDS allreduce rounds with correct sums" \
 	timeout 120 mpirun --allow-run-as-root --oversubscribe -np $RANKS \
 	--mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
 	"$TMP/lclk_allreduce" "$ROUNDS"
-kill -INT $TRACE_PID; wait $TRACE_PID; rc=$?; TRACE_PID=""
+kill -TERM $TRACE_PID; wait $TRACE_PID; rc=$?; TRACE_PID=""
 check "trace exits 0" test $rc -eq 0
 
 check "all $RANKS ranks traced and blocked; one track per rank thread" \

@@ -179,7 +179,7 @@ struct lclk_page {
 	__u32 abi_version;	/* LCLK_ABI_VERSION */
 	__u32 ncpus;		/* entries in cpu_offset_ns[] */
 	__u32 flags;		/* LCLK_PAGE_* */
-	__u32 status;		/* stored status: UNSYNCED or SYNCED */
+	__u32 status;		/* stored status: UNSYNCED, SYNCED or HOLDOVER */
 	__u32 model_flags;	/* LCLK_MODEL_* */
 	__u32 max_drift_ppb;
 	__s64 t0_ns;

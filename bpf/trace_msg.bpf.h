@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Message records for lclkctl trace --messages, part of trace.bpf.c (its
+ * filter, ring buffer and loss counters): fentry and fexit on tcp_sendmsg
+ * and tcp_recvmsg. Entry runs the process filter and notes the time and
+ * the socket's write_seq (send) or copied_seq (receive); exit reads it
+ * again, and the difference is the range of bytes the call moved. Calls
+ * that moved nothing (EAGAIN, MSG_PEEK, errors) are not recorded.
+ *
+ * One record per call, no aggregation: collective libraries move big
+ * buffers in few calls, and a merge needs each range to match the other
+ * end's. What the ring buffer cannot take is counted as lost
+ * (TRACE_DROP_MESSAGES), never waited for.
+ *
+ * fexit only where a thread sleeping in tcp_recvmsg cannot outlive its
+ * trampoline (5.12+): userspace loads these with fentry attach only.
+ */
+
+#include <bpf/bpf_endian.h>
+
+#define AF_INET		2
+#define AF_INET6	10
+
+struct msg_start {
+	__u64 ts;
+	__u64 pid_tgid;		/* as the filter saw them */
+	__u32 seq;
+	__u32 cpu;
+};
+
+/* By kernel tid: sends and receives do not nest within a thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct msg_start);
+} msg_starts SEC(".maps");
+
+static __always_inline __u32 msg_seq(struct sock *sk, bool send)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+
+	return send ? BPF_CORE_READ(tp, write_seq) : BPF_CORE_READ(tp, copied_seq);
+}
+
+static __always_inline int msg_enter(struct sock *sk, bool send)
+{
+	struct msg_start st;
+	__u32 tid = bpf_get_current_pid_tgid();
+
+	if (excluded(&st.pid_tgid))
+		return 0;
+	st.seq = msg_seq(sk, send);
+	st.cpu = bpf_get_smp_processor_id();
+	st.ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&msg_starts, &tid, &st, BPF_ANY))
+		count_drop(TRACE_DROP_MESSAGES);
+	return 0;
+}
+
+static __always_inline void msg_addrs(struct sock *sk, struct trace_msg *m)
+{
+	m->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	m->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	m->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (m->family == AF_INET6) {
+		BPF_CORE_READ_INTO(&m->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&m->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	} else {
+		BPF_CORE_READ_INTO((__u32 *)m->laddr, sk, __sk_common.skc_rcv_saddr);
+		BPF_CORE_READ_INTO((__u32 *)m->raddr, sk, __sk_common.skc_daddr);
+	}
+}
+
+static __always_inline int msg_exit(struct sock *sk, bool send)
+{
+	__u32 tid = bpf_get_current_pid_tgid(), len;
+	struct msg_start *st = bpf_map_lookup_elem(&msg_starts, &tid);
+	struct trace_msg *m;
+
+	if (!st)
+		return 0;
+	len = msg_seq(sk, send) - st->seq;
+	/* Nothing moved, or another thread's call interleaved: no range. */
+	if (!len || len > (1U << 30))
+		goto out;
+	m = bpf_ringbuf_reserve(&events, sizeof(*m), 0);
+	if (!m) {
+		count_drop(TRACE_DROP_MESSAGES);
+		goto out;
+	}
+	__builtin_memset(m, 0, sizeof(*m));
+	m->begin_ns = st->ts;
+	m->end_ns = bpf_ktime_get_ns();
+	m->pid = st->pid_tgid >> 32;
+	m->tid = st->pid_tgid;
+	m->seq = st->seq;
+	m->len = len;
+	m->cpu = st->cpu;
+	m->send = send;
+	msg_addrs(sk, m);
+	bpf_get_current_comm(m->comm, sizeof(m->comm));
+	bpf_ringbuf_submit(m, 0);
+out:
+	bpf_map_delete_elem(&msg_starts, &tid);
+	return 0;
+}
+
+SEC("fentry/tcp_sendmsg")
+int BPF_PROG(msg_send_enter, struct sock *sk)
+{
+	return msg_enter(sk, true);
+}
+
+SEC("fexit/tcp_sendmsg")
+int BPF_PROG(msg_send_exit, struct sock *sk)
+{
+	return msg_exit(sk, true);
+}
+
+SEC("fentry/tcp_recvmsg")
+int BPF_PROG(msg_recv_enter, struct sock *sk)
+{
+	return msg_enter(sk, false);
+}
+
+SEC("fexit/tcp_recvmsg")
+int BPF_PROG(msg_recv_exit, struct sock *sk)
+{
+	return msg_exit(sk, false);
+}

@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: GPL-2.0
+"""lclk without a device (the host): clear exceptions, no crash, and the
+pure-Python parts (Perfetto round trip, the report's arithmetic)."""
+import errno
+import gc
+import os
+import sys
+import tempfile
+import unittest
+
+import lclk
+from lclk import perfetto, report
+
+
+class NoDevice(unittest.TestCase):
+    def test_default_path_missing_raises_filenotfound(self):
+        if os.path.exists("/dev/lclk0"):
+            self.skipTest("/dev/lclk0 exists")
+        with self.assertRaises(FileNotFoundError) as cm:
+            lclk.Clock()
+        self.assertEqual(cm.exception.errno, errno.ENOENT)
+        self.assertEqual(cm.exception.filename, "/dev/lclk0")
+        self.assertIn("No such file or directory", str(cm.exception))
+
+    def test_not_an_lclk_device_raises_enotty(self):
+        with self.assertRaises(OSError) as cm:
+            lclk.Clock("/dev/null")
+        self.assertEqual(cm.exception.errno, errno.ENOTTY)
+        self.assertEqual(cm.exception.filename, "/dev/null")
+
+    def test_path_types(self):
+        with self.assertRaises(TypeError):
+            lclk.Clock(42)
+        with self.assertRaises(FileNotFoundError):
+            lclk.Clock(b"/nonexistent/lclk")
+        with self.assertRaises(FileNotFoundError):
+            lclk.Clock(path=os.fsencode("/nonexistent/lclk").decode())
+
+    def test_unopened_clock_raises_valueerror_not_crash(self):
+        c = lclk.Clock.__new__(lclk.Clock)
+        self.assertTrue(c.closed)
+        for call in (c.now, c.now_ns, c.info, c.fileno, lambda: c.from_monotonic(1),
+                     c.__enter__):
+            with self.assertRaises(ValueError):
+                call()
+        c.close()
+        c.close()
+        self.assertIn("closed", repr(c))
+
+    def test_failed_init_leaves_a_closed_clock(self):
+        c = lclk.Clock.__new__(lclk.Clock)
+        with self.assertRaises(OSError):
+            c.__init__("/dev/null")
+        self.assertTrue(c.closed)
+        with self.assertRaises(ValueError):
+            c.now()
+        del c
+        gc.collect()
+
+    def test_now_type_not_constructible(self):
+        with self.assertRaises(TypeError):
+            lclk.Now()
+
+    def test_constants(self):
+        self.assertEqual((lclk.STATUS_UNSYNCED, lclk.STATUS_SYNCED, lclk.STATUS_HOLDOVER),
+                         (0, 1, 2))
+        self.assertEqual(lclk.BOUND_UNKNOWN, 2**63 - 1)
+        self.assertEqual(lclk.status_name(1), "synced")
+        self.assertEqual(lclk.status_name(7), "unknown")
+
+    def test_typed(self):
+        d = os.path.dirname(lclk.__file__)
+        self.assertTrue(os.path.exists(os.path.join(d, "py.typed")))
+        self.assertTrue(os.path.exists(os.path.join(d, "_lclk.pyi")))
+
+
+class Perfetto(unittest.TestCase):
+    def test_varint_matches_protobuf(self):
+        self.assertEqual(perfetto._varint(0), b"\x00")
+        self.assertEqual(perfetto._varint(300), b"\xac\x02")
+        self.assertEqual(perfetto._varint(-1), b"\xff" * 9 + b"\x01")
+
+    def test_ids_match_tools_perfetto_c(self):
+        # Values printed by tools/perfetto.c's fnv1a64(), track_uuid(p, 1,
+        # 4242) and perfetto_host_pid(p, 4242) for host "gpu-node-7".
+        w = perfetto.Writer(os.devnull, host="gpu-node-7", pid=4242)
+        self.assertEqual(perfetto.fnv1a64("gpu-node-7"), 0x9a371f29eed4a644)
+        self.assertEqual(w._process_uuid(), 0x2580ef50a4402057)
+        self.assertEqual(w.host_pid(4242), 0x68001092)
+        w.close()
+
+    def test_round_trip_with_overlapping_slices(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.pftrace")
+            w = perfetto.Writer(path, host="h1", pid=4242)
+            w.slice("collectives", "lclk.collective", "allreduce", 100, 300,
+                    [("rank", 1), ("seq", 1), ("bound_begin_ns", -5), ("group", "default")])
+            # overlaps the first: must go on another lane to nest
+            w.slice("collectives", "lclk.collective", "allreduce", 200, 400, [("rank", 1), ("seq", 2)])
+            w.slice("collectives", "lclk.collective", "barrier", 500, 600, [("rank", 1), ("seq", 3)])
+            w.instant("clock", "lclk.check", "clock check", 700, [("bound_ns", 9)])
+            w.close()
+            with open(path, "rb") as f:
+                data = f.read()
+        s = perfetto.read_slices(data + data)   # concatenated files
+        self.assertEqual(len(s), 8)
+        a, b, c, i = s[:4]
+        self.assertEqual((a.name, a.start_ns, a.end_ns, a.track), ("allreduce", 100, 300, "collectives"))
+        self.assertEqual(a.args, {"rank": 1, "seq": 1, "bound_begin_ns": -5, "group": "default"})
+        self.assertEqual((b.start_ns, b.end_ns, b.track), (200, 400, "collectives 1"))
+        self.assertEqual((c.name, c.track), ("barrier", "collectives"))
+        self.assertEqual((i.start_ns, i.end_ns, i.args["bound_ns"]), (700, 700, 9))
+
+    def test_truncated_trace_is_an_error(self):
+        with self.assertRaises(perfetto.DecodeError):
+            perfetto.read_slices(b"\x0a\x05\x40")
+
+
+def coll(rank, seq, start, end, bound, op="allreduce", **extra):
+    s = perfetto.Slice("collectives", "lclk.collective", op, start,
+                       dict(rank=rank, seq=seq, group="default", bound_begin_ns=bound,
+                            bound_end_ns=bound, **extra))
+    s.end_ns = end
+    return s
+
+
+def step(rank, k, start, end):
+    s = perfetto.Slice("steps", "lclk.step", "step %d" % k, start,
+                       dict(rank=rank, step=k, bound_begin_ns=10, bound_end_ns=10))
+    s.end_ns = end
+    return s
+
+
+class Report(unittest.TestCase):
+    def test_last_arrival_certain_only_beyond_both_bounds(self):
+        a = report.analyse([coll(0, 1, 1000, 5000, 100), coll(1, 1, 1250, 5000, 100),
+                            coll(0, 2, 1000, 5000, 100), coll(1, 2, 1150, 5000, 100)])
+        rows = a["per_collective"]
+        self.assertEqual([(r["seq"], r["last"], r["certain"]) for r in rows],
+                         [(1, 1, True), (2, 1, False)])
+        self.assertEqual(a["collectives"]["ambiguous"], 1)
+        self.assertEqual(a["collectives"]["slowest"], {"rank": 1, "certain": 1, "last": 2, "of": 2})
+
+    def test_causality_violation_found_and_bounds_respected(self):
+        # rank 0 ends at 2000 (+-100), rank 1 starts at 2300 (+-100): impossible
+        a = report.analyse([coll(0, 1, 1000, 2000, 100), coll(1, 1, 2300, 2400, 100)])
+        self.assertEqual(a["collectives"]["causality_violations"], 1)
+        self.assertEqual(a["collectives"]["violations"][0]["finished"], 0)
+        # the same within the bounds (gap 150 < 200): not a violation
+        a = report.analyse([coll(0, 1, 1000, 2000, 100), coll(1, 1, 2150, 2400, 100)])
+        self.assertEqual(a["collectives"]["causality_violations"], 0)
+
+    def test_broadcast_needs_only_the_root(self):
+        a = report.analyse([coll(0, 1, 1000, 1100, 10, "broadcast", root=0),
+                            coll(1, 1, 5000, 5100, 10, "broadcast", root=0)])
+        self.assertEqual(a["collectives"]["causality_violations"], 0)
+        a = report.analyse([coll(0, 1, 1000, 1100, 10, "broadcast", root=1),
+                            coll(1, 1, 5000, 5100, 10, "broadcast", root=1)])
+        self.assertEqual(a["collectives"]["causality_violations"], 1)
+
+    def test_mismatched_ops_are_counted_not_compared(self):
+        a = report.analyse([coll(0, 1, 0, 10, 1, "allreduce"), coll(1, 1, 0, 10, 1, "barrier")])
+        self.assertEqual((a["collectives"]["mismatched"], a["collectives"]["count"]), (1, 0))
+
+    def test_step_sigma_and_collective_share(self):
+        s = [step(0, 0, 0, 1000), step(1, 0, 0, 3000),
+             coll(0, 1, 200, 400, 1), coll(0, 2, 300, 600, 1),   # union 400 of 1000
+             coll(1, 1, 0, 3000, 1), coll(1, 2, 0, 3000, 1)]
+        a = report.analyse(s)
+        self.assertEqual(a["steps"]["count"], 1)
+        self.assertAlmostEqual(a["steps"]["sigma_ns"]["mean"], 1000.0)
+        self.assertAlmostEqual(a["steps"]["collective_share"][0], 0.4)
+        self.assertAlmostEqual(a["steps"]["collective_share"][1], 1.0)
+
+    def test_union_inside(self):
+        self.assertEqual(report.union_inside([(0, 10), (5, 20), (30, 40)], 0, 35), 25)
+        self.assertEqual(report.union_inside([], 0, 35), 0)
+
+    def test_cli_on_a_written_trace(self):
+        with tempfile.TemporaryDirectory() as d:
+            for r in (0, 1):
+                w = perfetto.Writer(os.path.join(d, "rank%d.pftrace" % r), host="h", pid=100 + r)
+                w.slice("steps", "lclk.step", "step 0", 0, 1000,
+                        [("rank", r), ("step", 0), ("bound_begin_ns", 5), ("bound_end_ns", 5)])
+                w.slice("collectives", "lclk.collective", "allreduce", 100 + 500 * r, 900,
+                        [("rank", r), ("seq", 1), ("group", "default"),
+                         ("bound_begin_ns", 5), ("bound_end_ns", 5)])
+                w.close()
+            out = os.path.join(d, "out.json")
+            import io
+            import contextlib
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                rc = report.main([os.path.join(d, "rank0.pftrace"),
+                                  os.path.join(d, "rank1.pftrace"), "--json", out])
+            self.assertEqual(rc, 0)
+            text = buf.getvalue()
+            self.assertIn("last to arrive: rank 1, certainly at 1 of 1 collectives", text)
+            self.assertIn("causality violations: 0", text)
+            self.assertIn("step time sigma across ranks", text)
+            self.assertTrue(os.path.getsize(out) > 0)
+
+    def test_cli_missing_file(self):
+        import io
+        import contextlib
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(report.main(["/nonexistent/rank0.pftrace"]), 1)
+        self.assertIn("No such file", err.getvalue())
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())

@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: GPL-2.0
+"""lclk.torch in one process (world size 1, gloo on loopback) with a fake
+clock: sequence numbers per group, begin/end of sync, async, failed and DDP
+collectives, the clock check's warnings, and two ranks' traces through
+lclkctl trace merge. Skipped without torch."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+import warnings
+
+try:
+    import torch
+    import torch.distributed as dist
+    import lclk.torch as lt
+except ImportError as e:       # torch is optional
+    torch = None
+    why = str(e)
+
+from lclk import perfetto, report, STATUS_SYNCED, STATUS_UNSYNCED, BOUND_UNKNOWN
+
+
+class Reading:
+    def __init__(self, t, bound, status):
+        self.time_ns, self.bound_ns, self.status = t, bound, status
+
+
+class FakeClock:
+    """Advances 1000 ns per reading, so begin < end always; from t0, the
+    bound growing by growth per reading."""
+
+    def __init__(self, bound=100, status=STATUS_SYNCED, t0=0, growth=0):
+        self.t, self.bound, self.status, self.growth = t0, bound, status, growth
+
+    def now(self):
+        self.t += 1000
+        self.bound += self.growth
+        return Reading(self.t, self.bound, self.status)
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LCLKCTL = os.environ.get("LCLKCTL", os.path.join(REPO, "build", "lclkctl"))
+
+
+@unittest.skipIf(torch is None, "no torch" if torch is None else "")
+class Recorder(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        cls.tmp = tempfile.TemporaryDirectory()
+        dist.init_process_group("gloo", init_method="file://" + os.path.join(cls.tmp.name, "store"),
+                                rank=0, world_size=1)
+
+    @classmethod
+    def tearDownClass(cls):
+        dist.destroy_process_group()
+        cls.tmp.cleanup()
+
+    def record(self, fn, clock=None, **kw):
+        path = os.path.join(self.tmp.name, "t.pftrace")
+        rec = lt.Recorder(path, clock or FakeClock(), check_every=0, **kw)
+        try:
+            fn(rec)
+        finally:
+            rec.close()
+        with open(path, "rb") as f:
+            return perfetto.read_slices(f.read())
+
+    def test_wrapped_collectives_numbered_per_group(self):
+        orig = dist.all_reduce
+
+        def run(rec):
+            rec.install()
+            self.assertIsNot(dist.all_reduce, orig)
+            t = torch.ones(4)
+            dist.all_reduce(t)
+            dist.broadcast(t, 0)
+            dist.all_gather([torch.zeros(4)], t)
+            dist.barrier()
+            sub = dist.new_group([0])
+            dist.all_reduce(t, group=sub)
+            w = dist.all_reduce(t, async_op=True)
+            w.wait()
+            with self.assertRaises(RuntimeError):     # gloo has no reduce_scatter
+                dist.reduce_scatter(torch.zeros(4), [torch.ones(4)])
+            torch.futures.wait_all([])                # let callbacks run
+        s = self.record(run)
+        self.assertIs(dist.all_reduce, orig)          # close() uninstalled
+        got = [(x.name, x.args["group"], x.args["seq"]) for x in s]
+        self.assertEqual(got[:4], [("allreduce", "default", 1), ("broadcast", "default", 2),
+                                   ("allgather", "default", 3), ("barrier", "default", 4)])
+        self.assertEqual(got[4][0::2], ("allreduce", 1))
+        self.assertNotEqual(got[4][1], "default")
+        self.assertEqual(got[5], ("allreduce", "default", 5))
+        self.assertEqual(got[6], ("reduce_scatter", "default", 6))
+        self.assertIn("error", s[6].args)
+        self.assertEqual(s[5].args["async"], 1)
+        self.assertEqual(s[1].args["root"], 0)
+        for x in s:
+            self.assertLess(x.start_ns, x.end_ns)
+            self.assertEqual((x.args["rank"], x.args["bound_begin_ns"], x.args["bound_end_ns"]),
+                             (0, 100, 100))
+
+    def test_ddp_steps_and_allreduces(self):
+        def run(rec):
+            model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
+            rec.register_ddp(model)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(3):
+                with rec.step():
+                    opt.zero_grad()
+                    model(torch.ones(8, 4)).sum().backward()
+                    opt.step()
+        s = self.record(run)
+        steps = [x for x in s if x.category == "lclk.step"]
+        colls = [x for x in s if x.category == "lclk.collective"]
+        self.assertEqual([x.args["step"] for x in steps], [0, 1, 2])
+        self.assertEqual([x.args["seq"] for x in colls], [1, 2, 3])
+        self.assertEqual([x.args["step"] for x in colls], [0, 1, 2])
+        for c, st in zip(colls, steps):
+            self.assertTrue(st.start_ns < c.start_ns < c.end_ns < st.end_ns)
+        a = report.analyse(s)
+        self.assertEqual((a["steps"]["count"], a["collectives"]["count"]), (3, 3))
+        self.assertEqual(a["collectives"]["causality_violations"], 0)
+
+    def test_check_warns_about_bound_and_status(self):
+        for clock, needle in ((FakeClock(bound=6_000_000), "rank 0 at step 2: bound 6.000 ms exceeds 5.000 ms"),
+                              (FakeClock(bound=BOUND_UNKNOWN, status=STATUS_UNSYNCED),
+                               "rank 0 at step 2: clock unsynced (bound unknown)")):
+            def run(rec):
+                rec.check_every = 2
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    for _ in range(3):
+                        with rec.step():
+                            pass
+                msgs = [str(x.message) for x in w if issubclass(x.category, lt.ClockWarning)]
+                self.assertEqual(msgs, ["lclk: " + needle])
+            s = self.record(run, clock)
+            self.assertEqual(len([x for x in s if x.category == "lclk.check"]), 1)
+
+    def test_rank_traces_merge_onto_one_timeline(self):
+        """Two ranks' traces (two recorders, two hosts, clocks 300 ns apart with
+        different, growing bounds) through lclkctl trace merge: every step and
+        collective slice is on the merged timeline at its own logical times,
+        with its rank, group and sequence number, and its window from the
+        bounds its rank recorded: earliest = begin - bound at begin,
+        latest = end + bound at end."""
+        if not os.access(LCLKCTL, os.X_OK):
+            self.skipTest("no %s: make tools first" % LCLKCTL)
+        d = self.tmp.name
+        paths, clocks = [], [FakeClock(100, t0=10**9, growth=7), FakeClock(5000, t0=10**9 + 300, growth=3)]
+        for rank, clock in enumerate(clocks):
+            paths.append(os.path.join(d, "rank%d.pftrace" % rank))
+            rec = lt.Recorder(paths[-1], clock, rank=rank, check_every=0, host="node%d" % rank)
+            try:
+                rec.install()
+                model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
+                rec.register_ddp(model)
+                for _ in range(3):
+                    with rec.step():
+                        model(torch.ones(8, 4)).sum().backward()    # DDP's allreduce
+                        dist.barrier()
+                t = torch.ones(2)
+                dist.broadcast(t, 0)                                # outside a step
+            finally:
+                rec.close()
+        ranks = []
+        for path in paths:
+            with open(path, "rb") as f:
+                ranks.append(perfetto.read_slices(f.read()))
+        self.assertEqual([len(r) for r in ranks], [10, 10])         # 3 steps, 7 collectives
+
+        out = os.path.join(d, "merged.pftrace")
+        p = subprocess.run([LCLKCTL, "trace", "merge", *paths, "-o", out, "--json"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        j = json.loads(p.stdout)
+        self.assertEqual([(h["name"], h["events"], h["logical"], h["max_bound_ns"]) for h in j["hosts"]],
+                         [("rank0", 10, True, clocks[0].bound), ("rank1", 10, True, clocks[1].bound)])
+        self.assertEqual(j["violations"], 0)
+        with open(out, "rb") as f:
+            merged = perfetto.read_slices(f.read())
+
+        def key(x):
+            return (x.args["rank"], x.category, x.name, x.start_ns, x.end_ns)
+        # The same slices, at the same logical times (one timeline: no shift),
+        # in the order they ended across both ranks.
+        self.assertEqual(sorted(map(key, merged)), sorted(key(x) for r in ranks for x in r))
+        ends = [x.end_ns for x in merged]
+        self.assertEqual(ends, sorted(ends))
+        self.assertEqual({x.args["rank"] for x in merged[:4]}, {0, 1})   # interleaved
+        for x in merged:
+            want = dict(ranks[x.args["rank"]][[key(y) for y in ranks[x.args["rank"]]].index(key(x))].args)
+            self.assertEqual({k: v for k, v in x.args.items() if k not in ("earliest_ns", "latest_ns")},
+                             want, x)
+            self.assertNotEqual(x.args["bound_begin_ns"], x.args["bound_end_ns"])
+            self.assertEqual((x.args["earliest_ns"], x.args["latest_ns"]),
+                             (x.start_ns - x.args["bound_begin_ns"], x.end_ns + x.args["bound_end_ns"]), x)
+        for rank in (0, 1):
+            mine = [x for x in merged if x.args["rank"] == rank]
+            colls = [x for x in mine if x.category == "lclk.collective"]
+            self.assertEqual([(x.name, x.args["group"], x.args["seq"]) for x in colls],
+                             [("allreduce", "default", 1), ("barrier", "default", 2),
+                              ("allreduce", "default", 3), ("barrier", "default", 4),
+                              ("allreduce", "default", 5), ("barrier", "default", 6),
+                              ("broadcast", "default", 7)])
+            self.assertEqual([x.args["step"] for x in mine if x.category == "lclk.step"], [0, 1, 2])
+            self.assertEqual({x.track for x in colls}, {"collectives"})
+        # lclk.report reads the merged trace as it reads the ranks' own.
+        a, b = report.analyse(merged), report.analyse([x for r in ranks for x in r])
+        self.assertEqual(a["per_collective"], b["per_collective"])
+        self.assertEqual((a["collectives"]["count"], a["steps"]["count"]), (7, 3))
+        self.assertEqual(a["collectives"]["causality_violations"], 0)
+
+    def test_check_quiet_within_threshold(self):
+        def run(rec):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", lt.ClockWarning)
+                ranks = rec.check()
+            self.assertEqual(ranks, [lt.RankClock(0, STATUS_SYNCED, 4_000_000)])
+        self.record(run, FakeClock(bound=4_000_000))
+
+
+if __name__ == "__main__":
+    unittest.main()

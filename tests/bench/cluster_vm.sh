@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The cluster view's verdicts, from tests/guest/cluster_clock.sh in the VM
+# (4 network namespaces as 4 hosts, /dev/lclk0..3, rank 3 slowed):
+#   BENCH cluster.straggler_precision  share of rounds charged to the slowed
+#                                      rank, honest clocks (goal >= 0.95)
+#   BENCH cluster.false_violations     violations with honest clocks (goal 0)
+#   BENCH cluster.detected_lying_pairs pairs flagged with /dev/lclk3 3 ms off
+#                                      claiming 10 us (goal: 2, host3's pairs
+#                                      with traffic both ways, and no other)
+#   BENCH cluster.passive_width_us     median width of the interval the
+#                                      traffic certifies per pair (veth), honest
+#   BENCH cluster.lclk_claimed_bound_us  the sum of the pair's bounds beside it
+# KERNEL=ALIAS boots that kernel (default: the host's, 6.1).
+set -u
+cd "$(dirname "$0")/../.."
+KERNEL=${KERNEL:-}
+LOG=$(mktemp /tmp/lclk-bench-cluster-vm.XXXXXX)
+trap 'rm -f "$LOG"' EXIT
+
+tests/vm/vm-run ${KERNEL:+-k "$KERNEL"} -s 2 -t 1000 -- \
+	'LCLK_TEST_TIMEOUT=900 LCLK_MODULE_ARGS=instances=4 LCLK_GUEST_TESTS="tests/guest/cluster_clock.sh" tests/guest/run.sh' \
+	>"$LOG" 2>&1
+grep -E '^(not )?ok|^# (honest|lying|loose)' "$LOG" | sed 's/^/# /'
+read -r _ share _ viol _ _ < <(grep -a '^BENCH_honest' "$LOG")
+read -r _ _ _ _ _ flagged < <(grep -a '^BENCH_lying' "$LOG")
+[ -n "${share:-}" ] || { echo "cluster_vm bench: no verdict from the guest" >&2; exit 1; }
+echo "BENCH cluster.straggler_precision $share"
+echo "BENCH cluster.false_violations $viol"
+echo "BENCH cluster.detected_lying_pairs $([ "$flagged" = - ] && echo 0 || echo "$flagged" | tr , '\n' | wc -l)"
+# The honest case's pair lines: "#   hostA-hostB: [lo, hi] ns, width W ns, claim C ns, ..."
+awk '/^# honest:/ { h = 1; next } /^# (lying|loose):/ { h = 0 } h && /width/ {
+	for (i = 1; i <= NF; i++) { if ($i == "width") w[n] = $(i + 1); if ($i == "claim") c[n] = $(i + 1) }
+	n++ } END {
+	if (!n) exit 1
+	asort(w); asort(c)
+	printf "BENCH cluster.passive_width_us %.1f\n", w[int((n + 1) / 2)] / 1000
+	printf "BENCH cluster.lclk_claimed_bound_us %.1f\n", c[int((n + 1) / 2)] / 1000
+}' "$LOG"

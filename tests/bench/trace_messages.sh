@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# What lclkctl trace --messages adds: a TCP ping-pong over loopback
+# (tests/bench/pingpong -T, ROUNDS rounds of 8 bytes each way), the
+# initiator's CPU ns per round, traced by lclkctl trace --comm without and
+# with --messages (REPS runs each, interleaved; medians), and untraced:
+#   BENCH trace.pairs_overhead_vs_plain   with message records / without (goal <= 1.2)
+#   BENCH trace.pairs_overhead_vs_untraced  with message records / untraced
+# Needs fentry (Linux 5.12+ where BPF trampolines are allowed): where
+# lclkctl refuses --messages the script says why and prints no figures.
+set -u
+cd "$(dirname "$0")/../.."
+
+LCLKCTL=${LCLKCTL:-build/lclkctl}
+PINGPONG=${PINGPONG:-build/tests/bench/pingpong}
+ROUNDS=${ROUNDS:-5000}
+REPS=${REPS:-5}
+COMM=lclk-pp-msg
+
+for b in "$LCLKCTL" "$PINGPONG"; do
+	[ -x "$b" ] || { echo "trace_messages bench: $b is not built (make)" >&2; exit 1; }
+done
+TMP=$(mktemp -d /tmp/lclk-bench-msg.XXXXXX)
+TRACER=""
+cleanup() {
+	[ -n "$TRACER" ] && kill -KILL "$TRACER" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# Start lclkctl trace with the options given; wait for its "Tracing" line.
+start_tracer() {
+	"$LCLKCTL" trace --comm "$COMM" --trace-out "$TMP/t.pftrace" "$@" \
+		>"$TMP/tracer.out" 2>"$TMP/tracer.err" &
+	TRACER=$!
+	for _ in $(seq 100); do
+		grep -q '^Tracing' "$TMP/tracer.err" && return 0
+		kill -0 "$TRACER" 2>/dev/null || break
+		sleep 0.1
+	done
+	sed 's/^/# /' "$TMP/tracer.err" >&2
+	TRACER=""
+	return 1
+}
+
+stop_tracer() {
+	kill -TERM "$TRACER"
+	wait "$TRACER"
+	TRACER=""
+}
+
+# CPU ns per round of the initiator.
+run_pp() {
+	"$PINGPONG" -T -n "$ROUNDS" -c "$COMM" | awk -v n="$ROUNDS" '/^done/ { printf "%d\n", $6 / n }'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+if ! start_tracer --messages; then
+	echo "trace_messages bench: lclkctl trace --messages is not available here" >&2
+	exit 0
+fi
+stop_tracer
+for _ in $(seq "$REPS"); do
+	run_pp >>"$TMP/plain"
+	start_tracer && { run_pp >>"$TMP/traced"; stop_tracer; }
+	start_tracer --messages && { run_pp >>"$TMP/messages"; stop_tracer; }
+	grep -q 'message records' "$TMP/tracer.err" && sed -n 's/^lclkctl trace: /# /p' "$TMP/tracer.err" | tail -1
+done
+plain=$(median <"$TMP/plain")
+traced=$(median <"$TMP/traced")
+messages=$(median <"$TMP/messages")
+echo "# CPU ns per round: untraced $plain, traced $traced, traced with message records $messages"
+echo "BENCH trace.pairs_overhead_vs_plain $(echo "scale=3; $messages / $traced" | bc)"
+echo "BENCH trace.pairs_overhead_vs_untraced $(echo "scale=3; $messages / $plain" | bc)"

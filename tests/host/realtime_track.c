@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/* REALTIME stamps on CLOCK_MONOTONIC across REALTIME steps. */
+#include <errno.h>
+#include <stdint.h>
+
+/* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "realtime_track.h"
+
+#define MS	1000000LL
+#define OFF	(1700000000LL * 1000 * MS)	/* REALTIME - MONOTONIC */
+
+TEST(no_step_converts_within_the_bracket)
+{
+	struct realtime_track t;
+	int64_t mono, err;
+
+	realtime_track_init(&t, OFF, 50, 1000 * MS);
+	EXPECT_FALSE(realtime_track_update(&t, OFF + 80, 40, 1010 * MS));
+	ASSERT_EQ(0, realtime_track_to_mono(&t, OFF + 1005 * MS, INT64_MIN, 1010 * MS,
+					    &mono, &err));
+	EXPECT_EQ(1005 * MS - 80, mono);
+	EXPECT_EQ(40, err);
+	/* Never after it was read, never before it was sent. */
+	EXPECT_EQ(-ERANGE, realtime_track_to_mono(&t, OFF + 1011 * MS, INT64_MIN, 1010 * MS,
+						  &mono, &err));
+	EXPECT_EQ(-ERANGE, realtime_track_to_mono(&t, OFF + 900 * MS, 1000 * MS, 1010 * MS,
+						  &mono, &err));
+}
+
+TEST(step_is_placed_or_refused)
+{
+	struct realtime_track t;
+	int64_t mono, err;
+
+	realtime_track_init(&t, OFF, 50, 1000 * MS);
+	/* REALTIME stepped back 1 s between 1000 and 1010 ms. */
+	EXPECT_TRUE(realtime_track_update(&t, OFF - 1000 * MS, 50, 1010 * MS));
+	/* Stamped at 995 ms, before the step: only the old difference fits. */
+	ASSERT_EQ(0, realtime_track_to_mono(&t, OFF + 995 * MS, INT64_MIN, 1020 * MS,
+					    &mono, &err));
+	EXPECT_EQ(995 * MS, mono);
+	/*
+	 * Stamped at 1015 ms, after it (REALTIME reads 15 ms): at 15 ms
+	 * before it, had it waited a second, or at 1015 after. What came
+	 * before it on the socket (at 1000 ms) tells.
+	 */
+	EXPECT_EQ(-ERANGE, realtime_track_to_mono(&t, OFF + 15 * MS, INT64_MIN, 1020 * MS,
+						  &mono, &err));
+	ASSERT_EQ(0, realtime_track_to_mono(&t, OFF + 15 * MS, 1000 * MS, 1020 * MS,
+					    &mono, &err));
+	EXPECT_EQ(1015 * MS, mono);
+	/*
+	 * Read at 2500 ms, REALTIME says 1005 ms: 1005 before the step or
+	 * 2005 after it. Both fit: refused.
+	 */
+	EXPECT_EQ(-ERANGE, realtime_track_to_mono(&t, OFF + 1005 * MS, 900 * MS, 2500 * MS,
+						  &mono, &err));
+	/* A small update later, no new step: the old one still resolves. */
+	EXPECT_FALSE(realtime_track_update(&t, OFF - 1000 * MS + 30, 50, 3000 * MS));
+	ASSERT_EQ(0, realtime_track_to_mono(&t, OFF + 2900 * MS - 1000 * MS, INT64_MIN,
+					    3000 * MS, &mono, &err));
+	EXPECT_EQ(2900 * MS - 30, mono);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lclkctl trace merge on synthetic hosts written by lclkctl trace's own
+ * Perfetto writer: message matching across hosts, the passive clock check
+ * (honest, lying and honest-but-loose clocks), arrows, windows, and the
+ * per-input reordering of events that left the ring buffer out of order.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "pb.h"
+#include "perfetto.h"
+#include "trace_merge.h"
+
+#define US	1000LL
+#define MS	1000000LL
+#define T0	(1000 * MS)
+
+struct host {
+	struct perfetto *pf;
+	char path[96];
+	const char *addr;	/* "10.0.0.N:port" */
+	int64_t offset_ns;	/* its clock error: what it adds to true time */
+	int64_t bound_ns;	/* the bound it publishes */
+	uint32_t seq_out;	/* write_seq towards the peer */
+	uint32_t seq_in;	/* copied_seq from the peer */
+};
+
+static void host_open(struct __test_metadata *_metadata, struct host *h,
+		      const char *dir, const char *name, const char *addr,
+		      int64_t offset_ns, int64_t bound_ns)
+{
+	struct perfetto_clock clock = { .logical = true, .now_ns = T0 };
+
+	snprintf(h->path, sizeof(h->path), "%s/%s.pftrace", dir, name);
+	h->pf = perfetto_open(h->path, name, &clock);
+	ASSERT_NE(h->pf, NULL);
+	h->addr = addr;
+	h->offset_ns = offset_ns;
+	h->bound_ns = bound_ns;
+	h->seq_out = h->seq_in = 0xfffff000;	/* wraps: sequence arithmetic */
+}
+
+/* A message record [begin, end] (true times) in the host's clock. */
+static void msg(struct __test_metadata *_metadata, struct host *h, bool send,
+		const struct host *peer, int64_t begin, int64_t end, uint32_t seq,
+		uint32_t len)
+{
+	struct perfetto_arg args[] = {
+		{ .name = "src", .str = send ? h->addr : peer->addr },
+		{ .name = "dst", .str = send ? peer->addr : h->addr },
+		{ .name = "seq", .val = seq },
+		{ .name = "len", .val = len },
+		{ .name = "bound_begin_ns", .val = h->bound_ns },
+		{ .name = "bound_end_ns", .val = h->bound_ns },
+	};
+	struct perfetto_slice s = {
+		.pid = 100, .tid = 101, .thread_name = "rank",
+		.category = MSG_CATEGORY, .name = send ? MSG_SEND : MSG_RECV,
+		.start_ns = begin + h->offset_ns, .end_ns = end + h->offset_ns,
+		.args = args, .nargs = 6,
+	};
+
+	ASSERT_EQ(perfetto_slice(h->pf, &s), 0);
+}
+
+/* from sends len bytes at t, to receives them after owd (true times). */
+static void transfer(struct __test_metadata *_metadata, struct host *from,
+		     struct host *to, int64_t t, int64_t owd, uint32_t len)
+{
+	msg(_metadata, from, true, to, t, t + 2 * US, from->seq_out, len);
+	msg(_metadata, to, false, from, t + owd - 2 * US, t + owd, to->seq_in, len);
+	from->seq_out += len;
+	to->seq_in += len;
+}
+
+struct fixture {
+	char dir[64];
+	struct host a, b;
+	struct merge_result res;
+	char out[96];
+};
+
+static void ping_pong(struct __test_metadata *_metadata, struct fixture *f,
+		      int rounds, int64_t owd_ab, int64_t owd_ba)
+{
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		int64_t t = T0 + i * MS;
+
+		transfer(_metadata, &f->a, &f->b, t, owd_ab + i * US, 1000);
+		transfer(_metadata, &f->b, &f->a, t + 500 * US, owd_ba + i * US, 1000);
+	}
+}
+
+static void merge(struct __test_metadata *_metadata, struct fixture *f)
+{
+	const char *paths[] = { f->a.path, f->b.path }, *err_path;
+	struct merge_opts o = { .window_ns = 0 };
+
+	ASSERT_EQ(perfetto_close(f->a.pf), 0);
+	ASSERT_EQ(perfetto_close(f->b.pf), 0);
+	snprintf(f->out, sizeof(f->out), "%s/cluster.pftrace", f->dir);
+	ASSERT_EQ(trace_merge(paths, 2, f->out, &o, &f->res, &err_path), 0);
+}
+
+static void setup_hosts(struct __test_metadata *_metadata, struct fixture *f,
+			int64_t b_offset, int64_t b_bound)
+{
+	strcpy(f->dir, "/tmp/lclk-merge.XXXXXX");
+	ASSERT_NE(mkdtemp(f->dir), NULL);
+	host_open(_metadata, &f->a, f->dir, "node0", "10.0.0.1:5000", 0, 10 * US);
+	host_open(_metadata, &f->b, f->dir, "node1", "10.0.0.2:41000", b_offset, b_bound);
+}
+
+static void cleanup(struct fixture *f)
+{
+	merge_result_free(&f->res);
+	unlink(f->a.path);
+	unlink(f->b.path);
+	unlink(f->out);
+	rmdir(f->dir);
+}
+
+TEST(honest_clocks_match_every_message_and_bound_the_offset)
+{
+	struct fixture f;
+	struct cluster_clock_check ck;
+	const struct cluster_counts *c;
+
+	setup_hosts(_metadata, &f, 4 * US, 10 * US);
+	ping_pong(_metadata, &f, 20, 50 * US, 70 * US);
+	merge(_metadata, &f);
+	c = cluster_counts(f.res.match);
+	EXPECT_EQ(c->sends, 40);
+	EXPECT_EQ(c->recvs, 40);
+	EXPECT_EQ(c->matched, 40);
+	EXPECT_EQ(c->unmatched_recvs, 0);
+	EXPECT_EQ(f.res.flows, 40);
+	EXPECT_EQ(f.res.events, 80);
+	ASSERT_TRUE(cluster_check_pair(f.res.match, 0, 1, &ck));
+	/* B's clock minus A's is +4 us: inside [-(70 - 4), 50 + 4] */
+	EXPECT_EQ(ck.hi_ns, 54 * US);
+	EXPECT_EQ(ck.lo_ns, -66 * US);
+	EXPECT_EQ(ck.claim_ns, 20 * US);
+	EXPECT_FALSE(ck.lying);
+	EXPECT_EQ(ck.violations, 0);
+	/* 50-70 us delays against 20 us of bounds: every ordering certain */
+	EXPECT_EQ(cluster_pair(f.res.match, 0, 1)->ambiguous, 0);
+	EXPECT_EQ(f.res.inputs[1].max_bound_ns, 10 * US);
+	EXPECT_STREQ(f.res.inputs[0].name, "node0");
+	cleanup(&f);
+}
+
+TEST(a_clock_3ms_off_claiming_10us_is_caught)
+{
+	struct fixture f;
+	struct cluster_clock_check ck;
+
+	setup_hosts(_metadata, &f, 3 * MS, 10 * US);
+	ping_pong(_metadata, &f, 20, 50 * US, 70 * US);
+	merge(_metadata, &f);
+	ASSERT_TRUE(cluster_check_pair(f.res.match, 0, 1, &ck));
+	EXPECT_TRUE(ck.lying);
+	/* B->A messages arrive ~3 ms before they left, by A's and B's clocks */
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->violations, 20);
+	EXPECT_EQ(cluster_pair(f.res.match, 0, 1)->violations, 0);
+	EXPECT_EQ(ck.lo_ns, -(70 * US - 3 * MS));
+	/* Arrows still join them: the receive is held until its send comes. */
+	EXPECT_EQ(f.res.flows, 40);
+	cleanup(&f);
+}
+
+TEST(a_clock_3ms_off_with_an_honest_5ms_bound_is_ambiguous_not_wrong)
+{
+	struct fixture f;
+	struct cluster_clock_check ck;
+
+	setup_hosts(_metadata, &f, 3 * MS, 5 * MS);
+	ping_pong(_metadata, &f, 20, 50 * US, 70 * US);
+	merge(_metadata, &f);
+	ASSERT_TRUE(cluster_check_pair(f.res.match, 0, 1, &ck));
+	EXPECT_FALSE(ck.lying);
+	EXPECT_EQ(ck.violations, 0);
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->inversions, 20);
+	/* every ordering is inside the 5.01 ms the bounds allow, both ways */
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->ambiguous, 20);
+	EXPECT_EQ(cluster_pair(f.res.match, 0, 1)->ambiguous, 20);
+	cleanup(&f);
+}
+
+TEST(a_receive_in_pieces_matches_the_send_of_its_last_byte)
+{
+	struct fixture f;
+	uint32_t s = 0xffffff00;	/* the range wraps */
+
+	setup_hosts(_metadata, &f, 0, 10 * US);
+	msg(_metadata, &f.a, true, &f.b, T0, T0 + US, s, 300);
+	msg(_metadata, &f.a, true, &f.b, T0 + 2 * US, T0 + 3 * US, s + 300, 300);
+	/* 0-199 and 200-449 end in the first and second send, 450-599 too */
+	msg(_metadata, &f.b, false, &f.a, T0 + 40 * US, T0 + 50 * US, s, 200);
+	msg(_metadata, &f.b, false, &f.a, T0 + 51 * US, T0 + 52 * US, s + 200, 250);
+	msg(_metadata, &f.b, false, &f.a, T0 + 53 * US, T0 + 54 * US, s + 450, 150);
+	/* bytes nobody sent (the send was lost): never matched */
+	msg(_metadata, &f.b, false, &f.a, T0 + 60 * US, T0 + 61 * US, s + 600, 10);
+	merge(_metadata, &f);
+	EXPECT_EQ(cluster_counts(f.res.match)->matched, 3);
+	EXPECT_EQ(cluster_counts(f.res.match)->unmatched_recvs, 1);
+	/* receive exit minus send entry: 50, 50 and 52 us */
+	EXPECT_EQ(cluster_pair(f.res.match, 0, 1)->min_owd_ns, 50 * US);
+	cleanup(&f);
+}
+
+/* ---- reading the merged trace back --------------------------------------- */
+
+struct out_event {
+	uint64_t ts, track;
+	int64_t earliest, latest;
+	bool has_window;
+	int nflows_out, nflows_in;
+	uint64_t flow;
+	char name[32];
+};
+
+static size_t read_events(struct __test_metadata *_metadata, const char *path,
+			  struct out_event *ev, size_t max, uint64_t *process_tracks)
+{
+	FILE *fp = fopen(path, "rb");
+	static uint8_t data[1 << 20];
+	const uint8_t *p, *q, *r;
+	struct pb_field pkt, f, g, h;
+	size_t len, n = 0;
+
+	ASSERT_NE(fp, NULL);
+	len = fread(data, 1, sizeof(data), fp);
+	fclose(fp);
+	*process_tracks = 0;
+	for (p = data; pb_next(&p, data + len, &pkt);) {
+		struct out_event e = { .has_window = false };
+		bool is_begin = false;
+
+		for (q = pkt.buf; pb_next(&q, pkt.buf + pkt.len, &f);) {
+			if (f.num == 60)
+				for (r = f.buf; pb_next(&r, f.buf + f.len, &g);)
+					*process_tracks += g.num == 3;
+			if (f.num == 8)
+				e.ts = f.val;
+			if (f.num != 11)
+				continue;
+			for (r = f.buf; pb_next(&r, f.buf + f.len, &g);) {
+				if (g.num == 9)
+					is_begin = g.val == 1;
+				else if (g.num == 11)
+					e.track = g.val;
+				else if (g.num == 23)
+					snprintf(e.name, sizeof(e.name), "%.*s", (int)g.len, g.buf);
+				else if (g.num == 47) {
+					e.nflows_out++;
+					e.flow = g.val;
+				} else if (g.num == 48) {
+					e.nflows_in++;
+					e.flow = g.val;
+				} else if (g.num == 4) {
+					const uint8_t *s = g.buf;
+					char name[32] = "";
+					int64_t v = 0;
+
+					while (pb_next(&s, g.buf + g.len, &h)) {
+						if (h.num == 10)
+							snprintf(name, sizeof(name), "%.*s", (int)h.len, h.buf);
+						else if (h.num == 4)
+							v = h.val;
+					}
+					if (!strcmp(name, "earliest_ns"))
+						e.earliest = v, e.has_window = true;
+					if (!strcmp(name, "latest_ns"))
+						e.latest = v;
+				}
+			}
+		}
+		if (is_begin && n < max)
+			ev[n++] = e;
+	}
+	return n;
+}
+
+TEST(the_merged_trace_has_a_track_per_host_windows_and_arrows)
+{
+	static struct out_event ev[256];
+	struct fixture f;
+	uint64_t tracks;
+	size_t n, i, j;
+	int sends = 0, recvs = 0;
+
+	setup_hosts(_metadata, &f, 3 * MS, 10 * US);
+	ping_pong(_metadata, &f, 10, 50 * US, 70 * US);
+	merge(_metadata, &f);
+	n = read_events(_metadata, f.out, ev, 256, &tracks);
+	EXPECT_EQ(tracks, 2);		/* a process per host */
+	ASSERT_EQ(n, 40);
+	for (i = 0; i < n; i++) {
+		ASSERT_TRUE(ev[i].has_window);
+		EXPECT_EQ(ev[i].earliest, ev[i].ts - 10 * US);
+		EXPECT_GT(ev[i].latest, ev[i].ts + 10 * US);
+		if (!strcmp(ev[i].name, MSG_SEND)) {
+			EXPECT_EQ(ev[i].nflows_out, 1);
+			sends++;
+			/* exactly one receive ends its arrow, on the other host */
+			for (j = 0; j < n; j++)
+				if (ev[j].nflows_in && ev[j].flow == ev[i].flow)
+					break;
+			ASSERT_LT(j, n);
+			EXPECT_NE(ev[j].track, ev[i].track);
+		} else {
+			EXPECT_EQ(ev[i].nflows_in, 1);
+			recvs++;
+		}
+	}
+	EXPECT_EQ(sends, 20);
+	EXPECT_EQ(recvs, 20);
+	cleanup(&f);
+}
+
+TEST(events_written_out_of_order_come_out_in_order)
+{
+	static struct out_event ev[64];
+	struct fixture f;
+	struct perfetto_slice s = {
+		.pid = 100, .tid = 102, .thread_name = "poller", .name = "epoll_wait",
+	};
+	uint64_t tracks;
+	size_t n;
+	int i;
+
+	setup_hosts(_metadata, &f, 0, 10 * US);
+	/* ends 5, 3, 4, 1, 2 ms: as CPUs' shares of a ring buffer may come */
+	for (i = 0; i < 5; i++) {
+		int64_t end = T0 + ((int64_t[]){ 5, 3, 4, 1, 2 })[i] * MS;
+
+		s.start_ns = end - 500 * US;
+		s.end_ns = end;
+		ASSERT_EQ(perfetto_slice(f.a.pf, &s), 0);
+	}
+	merge(_metadata, &f);
+	EXPECT_EQ(f.res.inputs[0].late, 0);
+	n = read_events(_metadata, f.out, ev, 64, &tracks);
+	ASSERT_EQ(n, 5);
+	for (i = 1; i < 5; i++)
+		EXPECT_LT(ev[i - 1].ts, ev[i].ts);
+	/* without bounds recorded, no window is made up */
+	EXPECT_FALSE(ev[0].has_window);
+	cleanup(&f);
+}
+
+TEST(a_file_that_is_not_a_trace_is_an_error)
+{
+	char path[] = "/tmp/lclk-merge-bad.XXXXXX";
+	const char *paths[] = { path }, *err_path;
+	struct merge_result res;
+	int fd = mkstemp(path);
+
+	ASSERT_GE(fd, 0);
+	/* a packet whose length runs past the end of the file */
+	ASSERT_EQ(write(fd, "\x0a\x7f\x01\x02", 4), 4);
+	close(fd);
+	EXPECT_EQ(trace_merge(paths, 1, NULL, NULL, &res, &err_path), -EBADMSG);
+	merge_result_free(&res);
+	unlink(path);
+}
+
+/* ---- waits and stragglers ------------------------------------------------- */
+
+#define RANKS	4
+#define ROUNDS	50
+#define OWD	(50 * US)
+
+struct ring {
+	char dir[64];
+	struct host h[RANKS];
+	struct merge_result res;
+};
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * A two-step ring allreduce, ROUNDS rounds, rank 3 arriving 5 ms late to
+ * each: rank 0 blocks on rank 3's first chunk, rank 1 on rank 0's second,
+ * which rank 0 forwards as soon as rank 3's arrives. Times are true
+ * times; each host stamps them with its own offset. Receives begin when
+ * the rank starts waiting and end when the data is there (or at once).
+ */
+static void ring_allreduce(struct __test_metadata *_metadata, struct ring *g,
+			   int64_t off3, int64_t bound3)
+{
+	const char *paths[RANKS], *err_path;
+	int64_t arrive[RANKS], got1[RANKS], sent2[RANKS];
+	struct merge_opts o = { .window_ns = 0 };
+	char name[16], addr[32];
+	int r, i;
+
+	strcpy(g->dir, "/tmp/lclk-ring.XXXXXX");
+	ASSERT_NE(mkdtemp(g->dir), NULL);
+	for (i = 0; i < RANKS; i++) {
+		snprintf(name, sizeof(name), "node%d", i);
+		snprintf(addr, sizeof(addr), "10.0.0.%d:%d", i + 1, 5000 + i);
+		host_open(_metadata, &g->h[i], g->dir, name, strdup(addr),
+			  i == 3 ? off3 : 0, i == 3 ? bound3 : 10 * US);
+		paths[i] = g->h[i].path;
+	}
+	for (r = 0; r < ROUNDS; r++) {
+		int64_t t = T0 + r * 20 * MS;
+
+		for (i = 0; i < RANKS; i++)
+			arrive[i] = t + i * 10 * US + (i == 3 ? 5 * MS : 0);
+		for (i = 0; i < RANKS; i++) {
+			int p = (i + RANKS - 1) % RANKS;
+
+			got1[i] = max64(arrive[i] + 5 * US, arrive[p] + OWD);
+			sent2[i] = got1[i] + 5 * US;
+		}
+		for (i = 0; i < RANKS; i++) {
+			struct host *h = &g->h[i], *next = &g->h[(i + 1) % RANKS];
+			struct host *prev = &g->h[(i + RANKS - 1) % RANKS];
+			int p = (i + RANKS - 1) % RANKS;
+			int64_t got2 = max64(got1[i] + 10 * US, sent2[p] + OWD);
+
+			msg(_metadata, h, true, next, arrive[i], arrive[i] + 2 * US, h->seq_out, 100);
+			msg(_metadata, h, false, prev, arrive[i] + 3 * US, got1[i], h->seq_in, 100);
+			msg(_metadata, h, true, next, sent2[i], sent2[i] + 2 * US, h->seq_out + 100, 100);
+			msg(_metadata, h, false, prev, got1[i] + 8 * US, got2, h->seq_in + 100, 100);
+			h->seq_out += 200;
+			h->seq_in += 200;
+		}
+	}
+	for (i = 0; i < RANKS; i++)
+		ASSERT_EQ(perfetto_close(g->h[i].pf), 0);
+	ASSERT_EQ(trace_merge(paths, RANKS, NULL, &o, &g->res, &err_path), 0);
+}
+
+static void ring_cleanup(struct ring *g)
+{
+	int i;
+
+	for (i = 0; i < RANKS; i++) {
+		unlink(g->h[i].path);
+		free((char *)g->h[i].addr);
+	}
+	rmdir(g->dir);
+	merge_result_free(&g->res);
+}
+
+/* The rank of node N (one process per host here). */
+static uint32_t rank_of(struct __test_metadata *_metadata, const struct ring *g, int node)
+{
+	char prefix[16];
+	uint32_t i;
+
+	snprintf(prefix, sizeof(prefix), "node%d ", node);
+	for (i = 0; i < g->res.nranks; i++)
+		if (!strncmp(g->res.rank_names[i], prefix, strlen(prefix)))
+			return i;
+	ASSERT_TRUE(false) TH_LOG("no rank for node%d", node);
+	return 0;
+}
+
+TEST(the_late_rank_is_the_straggler_certain_even_through_a_chain)
+{
+	const struct rank_wait *w3, *w0, *w1;
+	struct ring g;
+	uint64_t rounds;
+
+	ring_allreduce(_metadata, &g, 0, 10 * US);
+	ASSERT_EQ(g.res.nranks, RANKS);
+	rounds = cluster_wait_rounds(g.res.wait);
+	/* rank 0 on rank 3's chunk, rank 1 on rank 0's forward of it */
+	EXPECT_EQ(rounds, 2 * ROUNDS);
+	w3 = cluster_wait_rank(g.res.wait, rank_of(_metadata, &g, 3));
+	w0 = cluster_wait_rank(g.res.wait, rank_of(_metadata, &g, 0));
+	w1 = cluster_wait_rank(g.res.wait, rank_of(_metadata, &g, 1));
+	EXPECT_EQ(w3->last, rounds);
+	EXPECT_EQ(w3->certain, rounds);
+	EXPECT_EQ(w3->ambiguous, 0);
+	EXPECT_EQ(w0->last, 0);
+	EXPECT_EQ(w0->attributed, ROUNDS);
+	EXPECT_EQ(w1->attributed, ROUNDS);
+	EXPECT_EQ(w3->wait_ns, 0);
+	EXPECT_GT(w3->waited_on_ns, 2 * ROUNDS * 4 * MS);
+	/* the stall report: the last thing rank 3 sent, in its clock */
+	EXPECT_TRUE(w3->sent);
+	EXPECT_EQ(w3->last_send_bound_ns, 10 * US);
+	/* two chunks a rank a round */
+	EXPECT_EQ(cluster_counts(g.res.match)->matched, 2 * RANKS * ROUNDS);
+	ring_cleanup(&g);
+}
+
+TEST(orderings_inside_honest_loose_bounds_are_ambiguous)
+{
+	const struct rank_wait *w3;
+	struct ring g;
+	int i;
+
+	/* rank 3 stamps 3 ms early, and says its bound is 5 ms */
+	ring_allreduce(_metadata, &g, -3 * MS, 5 * MS);
+	w3 = cluster_wait_rank(g.res.wait, rank_of(_metadata, &g, 3));
+	EXPECT_EQ(w3->last, cluster_wait_rounds(g.res.wait));
+	/* rank 0's wait: rank 3 sent 2 ms after it began, by the clocks: within 5 ms */
+	EXPECT_EQ(w3->ambiguous, ROUNDS);
+	/* rank 1's, on rank 0's forward: 5 ms, both bounds 10 us */
+	EXPECT_EQ(w3->certain, ROUNDS);
+	for (i = 0; i < RANKS * RANKS; i++)
+		EXPECT_EQ(cluster_pair(g.res.match, i / RANKS, i % RANKS)->violations, 0);
+	ring_cleanup(&g);
+}
+
+TEST(a_rank_3ms_off_claiming_10us_is_flagged_and_only_its_pairs)
+{
+	struct ring g;
+	uint64_t violations = 0;
+	int a, b;
+
+	/* rank 3 stamps 3 ms late: its sends reach rank 0 "before" they left */
+	ring_allreduce(_metadata, &g, 3 * MS, 10 * US);
+	for (a = 0; a < RANKS; a++)
+		for (b = 0; b < RANKS; b++) {
+			const struct cluster_pair *p = cluster_pair(g.res.match, a, b);
+
+			violations += p->violations;
+			if (p->violations)
+				EXPECT_TRUE(a == 3 || b == 3) TH_LOG("%d->%d", a, b);
+		}
+	/* node3 -> node0: each chunk received ~2.95 ms before it left, twice a round */
+	EXPECT_EQ(cluster_pair(g.res.match, 3, 0)->violations, 2 * ROUNDS);
+	EXPECT_EQ(violations, 2 * ROUNDS);
+	/*
+	 * Rank 3's sends reach the merge 3 ms after rank 0's receives of them,
+	 * so rank 1's wait on rank 0 is attributed before rank 0's is: the
+	 * chain must still lead to rank 3.
+	 */
+	EXPECT_EQ(cluster_wait_rank(g.res.wait, rank_of(_metadata, &g, 3))->last,
+		  cluster_wait_rounds(g.res.wait));
+	ring_cleanup(&g);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per rank, the last few blocks still waiting for the message that ended
+ * them (a poll is handed over before the receive that follows it; with a
+ * clock running ahead, the match may come later still); then the
+ * attributions waiting to be settled, by the end of their wait; then per
+ * rank its last settled attributions, where a later wait looks up whether
+ * its sender had just been released.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_wait.h"
+
+#define PENDING	8
+#define SETTLED	16
+
+struct block {
+	int64_t begin, end, bound_begin;
+};
+
+enum verdict { CERTAIN, AMBIGUOUS, INCONSISTENT };
+
+/* A wait and the message that ended it, root still to be found. */
+struct attribution {
+	int64_t end, wait_ns, send_ns;
+	uint32_t waiter, culprit;
+	enum verdict verdict;
+};
+
+struct settled {
+	int64_t end;
+	uint32_t root;
+};
+
+struct rank_state {
+	struct rank_wait st;
+	struct block pending[PENDING];	/* oldest first */
+	unsigned int npending;
+	struct settled settled[SETTLED];	/* a ring, last at nsettled - 1 */
+	unsigned int nsettled;
+};
+
+struct cluster_wait {
+	int64_t link_ns, horizon_ns;
+	struct rank_state *ranks;
+	uint32_t nranks, cap;
+	uint64_t rounds;
+	struct attribution *attrs;	/* by end */
+	size_t nattrs, attrs_cap;
+};
+
+struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns)
+{
+	struct cluster_wait *w = calloc(1, sizeof(*w));
+
+	if (w) {
+		w->link_ns = link_ns ? link_ns : CLUSTER_DEFAULT_LINK_NS;
+		w->horizon_ns = horizon_ns;
+	}
+	return w;
+}
+
+void cluster_wait_free(struct cluster_wait *w)
+{
+	if (w) {
+		free(w->ranks);
+		free(w->attrs);
+	}
+	free(w);
+}
+
+static struct rank_state *rank_get(struct cluster_wait *w, uint32_t rank)
+{
+	if (rank >= w->cap) {
+		uint32_t cap = rank + 16;
+		struct rank_state *r = realloc(w->ranks, cap * sizeof(*r));
+
+		if (!r)
+			return NULL;
+		memset(r + w->cap, 0, (cap - w->cap) * sizeof(*r));
+		w->ranks = r;
+		w->cap = cap;
+	}
+	if (rank >= w->nranks)
+		w->nranks = rank + 1;
+	return &w->ranks[rank];
+}
+
+int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
+		       int64_t end, int64_t bound_begin_ns)
+{
+	struct rank_state *r = rank_get(w, rank);
+
+	if (!r)
+		return -ENOMEM;
+	r->st.blocks++;
+	if (r->npending == PENDING)	/* the oldest never found its message */
+		memmove(r->pending, r->pending + 1, --r->npending * sizeof(*r->pending));
+	r->pending[r->npending++] = (struct block){ begin, end, bound_begin_ns };
+	return 0;
+}
+
+int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
+		      int64_t t_ns, int64_t bound_ns)
+{
+	struct rank_state *r = rank_get(w, rank);
+
+	if (!r)
+		return -ENOMEM;
+	if (send && (!r->st.sent || t_ns > r->st.last_send_ns)) {
+		r->st.sent = true;
+		r->st.last_send_ns = t_ns;
+		r->st.last_send_bound_ns = bound_ns;
+	} else if (!send && (!r->st.received || t_ns > r->st.last_recv_ns)) {
+		r->st.received = true;
+		r->st.last_recv_ns = t_ns;
+		r->st.last_recv_bound_ns = bound_ns;
+	}
+	return 0;
+}
+
+static int64_t sum_bounds(int64_t a, int64_t b)
+{
+	if (a == CLUSTER_BOUND_UNKNOWN || b == CLUSTER_BOUND_UNKNOWN ||
+	    a > INT64_MAX / 2 || b > INT64_MAX / 2)
+		return CLUSTER_BOUND_UNKNOWN;
+	return a + b;
+}
+
+/* Kept in order of the wait's end: matches come nearly in that order. */
+static int add_attribution(struct cluster_wait *w, const struct attribution *a)
+{
+	size_t i;
+
+	if (w->nattrs == w->attrs_cap) {
+		size_t cap = w->attrs_cap ? 2 * w->attrs_cap : 64;
+		struct attribution *v = realloc(w->attrs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		w->attrs = v;
+		w->attrs_cap = cap;
+	}
+	for (i = w->nattrs; i > 0 && w->attrs[i - 1].end > a->end; i--)
+		w->attrs[i] = w->attrs[i - 1];
+	w->attrs[i] = *a;
+	w->nattrs++;
+	return 0;
+}
+
+void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
+			  const struct msg_end *recv)
+{
+	struct rank_state *r;
+	struct attribution a;
+	struct block b;
+	int64_t gap, eps;
+	unsigned int i;
+
+	if (!rank_get(w, recv->rank) || !rank_get(w, send->rank))
+		return;
+	r = &w->ranks[recv->rank];
+	for (i = 0; i < r->npending; i++) {
+		b = r->pending[i];
+		if (recv->t_ns >= b.end && recv->t_ns - b.end <= w->link_ns)
+			break;
+	}
+	if (i == r->npending)
+		return;
+	/* This block, and any older one left unattributed, are done with. */
+	memmove(r->pending, r->pending + i + 1, (r->npending - i - 1) * sizeof(*r->pending));
+	r->npending -= i + 1;
+
+	gap = send->t_ns - b.begin;
+	eps = sum_bounds(send->bound_ns, b.bound_begin);
+	a = (struct attribution){
+		.end = b.end,
+		.wait_ns = b.end - b.begin,
+		.send_ns = send->t_ns,
+		.waiter = recv->rank,
+		.culprit = send->rank,
+		.verdict = eps == CLUSTER_BOUND_UNKNOWN || (gap <= eps && gap >= -eps) ?
+			   AMBIGUOUS : gap > eps ? CERTAIN : INCONSISTENT,
+	};
+	if (add_attribution(w, &a))
+		return;
+	r->st.attributed++;
+	r->st.wait_ns += a.wait_ns;
+}
+
+/* The culprit's own wait that ended just before it sent: its root, or itself. */
+static uint32_t root_of(const struct cluster_wait *w, const struct attribution *a)
+{
+	const struct rank_state *c = &w->ranks[a->culprit];
+	unsigned int i;
+
+	if (a->culprit == a->waiter)
+		return a->culprit;
+	for (i = c->nsettled; i > 0 && c->nsettled - i < SETTLED; i--) {
+		const struct settled *s = &c->settled[(i - 1) % SETTLED];
+
+		if (s->end <= a->send_ns)
+			return a->send_ns - s->end <= w->link_ns ? s->root : a->culprit;
+	}
+	return a->culprit;
+}
+
+void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
+{
+	size_t n = 0;
+
+	while (n < w->nattrs &&
+	       (now_ns == INT64_MAX || w->attrs[n].end < now_ns - w->horizon_ns)) {
+		const struct attribution *a = &w->attrs[n++];
+		uint32_t root = root_of(w, a);
+		struct rank_state *rs = &w->ranks[root], *ws = &w->ranks[a->waiter];
+
+		ws->settled[ws->nsettled++ % SETTLED] = (struct settled){ a->end, root };
+		rs->st.waited_on_ns += a->wait_ns;
+		rs->st.last++;
+		rs->st.certain += a->verdict == CERTAIN;
+		rs->st.ambiguous += a->verdict == AMBIGUOUS;
+		rs->st.inconsistent += a->verdict == INCONSISTENT;
+		w->rounds++;
+	}
+	if (!n)
+		return;
+	memmove(w->attrs, w->attrs + n, (w->nattrs - n) * sizeof(*w->attrs));
+	w->nattrs -= n;
+}
+
+uint32_t cluster_wait_nranks(const struct cluster_wait *w)
+{
+	return w->nranks;
+}
+
+const struct rank_wait *cluster_wait_rank(const struct cluster_wait *w, uint32_t rank)
+{
+	return &w->ranks[rank].st;
+}
+
+uint64_t cluster_wait_rounds(const struct cluster_wait *w)
+{
+	return w->rounds;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Who waited on whom. A blocking interval of a rank (a waiting call the
+ * tracer recorded: poll, epoll, select, recv, read, futex, or a TCP receive
+ * that lasted) is attributed to the message that ended it: the first
+ * matched receive of that rank ending within link_ns after it (or the
+ * receive itself). Its sender is the direct cause; when the sender had
+ * itself just stopped waiting (it sent within link_ns of the end of an
+ * attributed wait) the blame passes along to that wait's root, so that in
+ * a ring or a tree the rank everyone waited on is named, not its neighbour.
+ * Roots are settled once the merge is horizon_ns past a wait, in the order
+ * the waits ended: a sender's own wait may be attributed after the wait it
+ * caused (its message reached the merge late, stamped by a clock ahead).
+ *
+ * Each attribution is an ordering: "the message left after the wait began".
+ * It is certain when the gap exceeds the two clocks' bounds at those
+ * instants, ambiguous within them, and inconsistent when the message left
+ * before the wait began by more than the bounds (a clock outside its
+ * bound, or a wait that was for something else).
+ */
+#ifndef LCLK_CLUSTER_WAIT_H
+#define LCLK_CLUSTER_WAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster_match.h"
+
+#define CLUSTER_DEFAULT_LINK_NS	1000000LL
+
+struct rank_wait {
+	uint64_t blocks;		/* blocking intervals seen */
+	uint64_t attributed;		/* ... attributed to a message */
+	int64_t wait_ns;		/* time in attributed blocks */
+	int64_t waited_on_ns;		/* others' blocked time rooted here */
+	uint64_t last;			/* attributed blocks rooted here: rounds it came last */
+	uint64_t certain, ambiguous, inconsistent;	/* of those */
+	/* The stall report: the last message each way, and its bound. */
+	int64_t last_send_ns, last_send_bound_ns;
+	int64_t last_recv_ns, last_recv_bound_ns;
+	bool sent, received;
+};
+
+struct cluster_wait;
+
+struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns);
+void cluster_wait_free(struct cluster_wait *w);
+
+/* A blocking interval [begin, end] of rank; 0 or -ENOMEM. */
+int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
+		       int64_t end, int64_t bound_begin_ns);
+
+/* A message end seen (matched or not): the stall report. 0 or -ENOMEM. */
+int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
+		      int64_t t_ns, int64_t bound_ns);
+
+/* A matched message: may end a block of the receiver. */
+void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
+			  const struct msg_end *recv);
+
+/*
+ * Settle the roots of the waits that ended before now_ns - horizon_ns
+ * (INT64_MAX: all).
+ */
+void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns);
+
+/* Ranks seen so far (their indexes are the callers'). */
+uint32_t cluster_wait_nranks(const struct cluster_wait *w);
+const struct rank_wait *cluster_wait_rank(const struct cluster_wait *w, uint32_t rank);
+/* Attributed blocks of all ranks, settled: the rounds. */
+uint64_t cluster_wait_rounds(const struct cluster_wait *w);
+
+#endif /* LCLK_CLUSTER_WAIT_H */

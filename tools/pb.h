@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The little of protobuf's wire format Perfetto traces need: varints,
+ * fixed64 and length-delimited fields, encoded into a bounded buffer and
+ * decoded from a byte range. Shared by the trace writer (perfetto.c), the
+ * merge's reader (pftrace_read.c) and its writer (pftrace_write.c).
+ */
+#ifndef LCLK_PB_H
+#define LCLK_PB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PB_WIRE_VARINT	0
+#define PB_WIRE_I64	1
+#define PB_WIRE_LEN	2
+#define PB_WIRE_I32	5
+
+/* A message under construction; an overflow fails the whole packet. */
+struct pb {
+	uint8_t buf[1024];
+	size_t len;
+	bool overflow;
+};
+
+/*
+ * Start (or restart) a message. Cheaper than an initialiser, which would
+ * clear the whole buffer: that was a third of the merge's writing.
+ */
+static inline void pb_reset(struct pb *b)
+{
+	b->len = 0;
+	b->overflow = false;
+}
+
+static inline void pb_raw(struct pb *b, const void *p, size_t n)
+{
+	if (b->overflow || n > sizeof(b->buf) - b->len) {
+		b->overflow = true;
+		return;
+	}
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+}
+
+static inline void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t out[10];
+	size_t n = 0;
+
+	do {
+		out[n++] = (v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	pb_raw(b, out, n);
+}
+
+static inline void pb_uint(struct pb *b, unsigned int field, uint64_t v)
+{
+	pb_varint(b, field << 3 | PB_WIRE_VARINT);
+	pb_varint(b, v);
+}
+
+/* int32/int64: two's complement as a 64-bit varint. */
+static inline void pb_int(struct pb *b, unsigned int field, int64_t v)
+{
+	pb_uint(b, field, (uint64_t)v);
+}
+
+static inline void pb_fixed64(struct pb *b, unsigned int field, uint64_t v)
+{
+	uint8_t le[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		le[i] = v >> (8 * i);
+	pb_varint(b, field << 3 | PB_WIRE_I64);
+	pb_raw(b, le, sizeof(le));
+}
+
+static inline void pb_bytes(struct pb *b, unsigned int field, const void *p, size_t n)
+{
+	pb_varint(b, field << 3 | PB_WIRE_LEN);
+	pb_varint(b, n);
+	pb_raw(b, p, n);
+}
+
+static inline void pb_str(struct pb *b, unsigned int field, const char *s)
+{
+	pb_bytes(b, field, s, strlen(s));
+}
+
+static inline void pb_msg(struct pb *b, unsigned int field, const struct pb *sub)
+{
+	if (sub->overflow)
+		b->overflow = true;
+	pb_bytes(b, field, sub->buf, sub->len);
+}
+
+/* One decoded field: its number, and a value (varint, fixed) or bytes. */
+struct pb_field {
+	unsigned int num;
+	unsigned int wire;
+	uint64_t val;
+	const uint8_t *buf;
+	size_t len;
+};
+
+static inline bool pb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+	uint64_t x = 0;
+
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+		shift += 7;
+	}
+	return false;
+}
+
+/* The next field of [*p, end); false at the end or on a malformed field. */
+static inline bool pb_next(const uint8_t **p, const uint8_t *end, struct pb_field *f)
+{
+	uint64_t tag, len;
+	int i;
+
+	if (*p >= end || !pb_get_varint(p, end, &tag))
+		return false;
+	f->num = tag >> 3;
+	f->wire = tag & 7;
+	f->buf = NULL;
+	f->len = 0;
+	switch (f->wire) {
+	case PB_WIRE_VARINT:
+		return pb_get_varint(p, end, &f->val);
+	case PB_WIRE_LEN:
+		if (!pb_get_varint(p, end, &len) || len > (uint64_t)(end - *p))
+			return false;
+		f->buf = *p;
+		f->len = len;
+		*p += len;
+		return true;
+	case PB_WIRE_I64:
+	case PB_WIRE_I32:
+		len = f->wire == PB_WIRE_I64 ? 8 : 4;
+		if ((uint64_t)(end - *p) < len)
+			return false;
+		f->val = 0;
+		for (i = len - 1; i >= 0; i--)
+			f->val = f->val << 8 | (*p)[i];
+		*p += len;
+		return true;
+	}
+	return false;
+}
+
+#endif /* LCLK_PB_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The merged trace's writer: tracks declared by the caller (a process track
+ * per host, the hosts' own tracks under it), slices that keep their
+ * original annotations as encoded and gain some, and flow arrows.
+ * One packet sequence; timestamps in the trace's default clock, which the
+ * logical times of all hosts are.
+ */
+#ifndef LCLK_PFTRACE_WRITE_H
+#define LCLK_PFTRACE_WRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pftrace_writer;
+
+struct pftrace_int_arg {
+	const char *name;
+	int64_t val;
+};
+
+struct pftrace_event {
+	uint64_t track;
+	int64_t begin_ns, end_ns;
+	int instant;			/* else a slice [begin, end] */
+	const char *name, *category;
+	const uint8_t *annotations;	/* encoded DebugAnnotation fields (4) */
+	size_t annotations_len;
+	const struct pftrace_int_arg *args;
+	unsigned int nargs;
+	const uint64_t *flows_out;	/* arrows starting here */
+	unsigned int nflows_out;
+	const uint64_t *flows_in;	/* arrows ending here */
+	unsigned int nflows_in;
+};
+
+/* NULL with errno set on failure. */
+struct pftrace_writer *pftrace_writer_open(const char *path);
+
+/* A track; pid > 0 makes it a process's. 0 or -errno. */
+int pftrace_track(struct pftrace_writer *w, uint64_t uuid, uint64_t parent,
+		  const char *name, int32_t pid);
+
+/* 0 or -errno (-EMSGSIZE: too many annotations for a packet). */
+int pftrace_event(struct pftrace_writer *w, const struct pftrace_event *e);
+
+/* Flush and close; 0 or the first error. */
+int pftrace_writer_close(struct pftrace_writer *w);
+
+#endif /* LCLK_PFTRACE_WRITE_H */

@@ -1,0 +1,941 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The merge: per input, packets are decoded into events (a slice is its
+ * begin packet and the end packet that follows on the same track and
+ * sequence); a reorder heap per input, a heap of the inputs by the end of
+ * their next event, then a FIFO of the last window's events where the
+ * matcher's arrows are attached before the events are written out.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+#include "perfetto_proto.h"
+#include "pftrace_read.h"
+#include "pftrace_write.h"
+#include "trace_merge.h"
+
+/*
+ * Events of one input may leave the ring buffer slightly out of order (a
+ * call's end is read before its record is reserved); this many are held
+ * to put them back in order. Few: the held events of all inputs are the
+ * merge's working set.
+ */
+#define REORDER		64
+
+enum msg_kind { MSG_NONE, MSG_IS_SEND, MSG_IS_RECV };
+
+struct event {
+	int64_t begin, end;
+	int64_t bound_begin, bound_end;
+	uint64_t track;			/* output track */
+	uint64_t id;
+	uint64_t conn;
+	uint64_t *flows;		/* send: arrows out; receive: arrows in */
+	uint32_t nflows, flows_cap;
+	uint32_t input;
+	uint32_t rank;			/* its process */
+	uint32_t seq, len;
+	uint8_t instant, msg;
+	uint8_t waits;			/* a waiting call that got data */
+	uint16_t name_len, cat_len;
+	uint32_t ann_len;
+	char data[];			/* name, NUL, category, NUL, annotations */
+};
+
+struct track {
+	uint64_t uuid;			/* 0: free slot */
+	uint64_t parent;
+	uint64_t out;			/* output uuid, 0 until declared */
+	uint32_t rank;			/* a process's track: its rank + 1, 0: none yet */
+	uint32_t event_rank;		/* of the events on it, once declared */
+	char *name;
+};
+
+/* A slice whose end packet is still to come. */
+struct open_slice {
+	uint64_t seq_id, track;
+	struct event *ev;
+};
+
+/* The key beside the pointer: the heap is sifted without touching events. */
+struct held_event {
+	int64_t end;
+	struct event *ev;
+};
+
+struct input {
+	struct pftrace_reader rd;
+	uint32_t idx;
+	uint64_t host_uuid;
+	struct track *tracks;		/* open addressing, power of two */
+	uint32_t ntracks, tracks_cap;
+	struct open_slice *open;
+	uint32_t nopen, open_cap;
+	struct held_event heap[REORDER + 1];	/* by end */
+	uint32_t nheap;
+	int64_t last_end;		/* of the last event handed over */
+	bool eof;
+	struct pb ann;			/* scratch: the begin's annotations */
+};
+
+struct merge {
+	struct input *in;
+	unsigned int n;
+	struct input **heap;		/* inputs with an event, by its end */
+	unsigned int nheap;
+	struct event **ring;		/* held events, ids [head, next) */
+	uint64_t ring_cap, head, next;
+	int64_t window_ns, next_expire, block_ns;
+	struct pftrace_writer *w;
+	struct merge_result *res;
+	uint64_t next_flow;
+	int err;
+};
+
+static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *s = p;
+
+	while (n--)
+		h = (h ^ *s++) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* ---- tracks of an input ------------------------------------------------ */
+
+static struct track *track_slot(struct track *t, uint32_t cap, uint64_t uuid)
+{
+	uint32_t i = (uint32_t)mix64(uuid) & (cap - 1);
+
+	while (t[i].uuid && t[i].uuid != uuid)
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+static struct track *track_get(struct input *in, uint64_t uuid, bool create)
+{
+	struct track *t;
+
+	uuid |= !uuid;
+	t = track_slot(in->tracks, in->tracks_cap, uuid);
+	if (t->uuid || !create)
+		return t->uuid ? t : NULL;
+	if (2 * (in->ntracks + 1) > in->tracks_cap) {
+		uint32_t cap = in->tracks_cap * 2, i;
+		struct track *nt = calloc(cap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (i = 0; i < in->tracks_cap; i++)
+			if (in->tracks[i].uuid)
+				*track_slot(nt, cap, in->tracks[i].uuid) = in->tracks[i];
+		free(in->tracks);
+		in->tracks = nt;
+		in->tracks_cap = cap;
+		t = track_slot(nt, cap, uuid);
+	}
+	t->uuid = uuid;
+	in->ntracks++;
+	return t;
+}
+
+static char *strndup_or_empty(const uint8_t *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (s) {
+		memcpy(s, p, n);
+		s[n] = 0;
+	}
+	return s;
+}
+
+static int on_track_descriptor(struct input *in, const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len, *q;
+	const uint8_t *name = NULL;
+	size_t name_len = 0;
+	struct pb_field f, g;
+	uint64_t uuid = 0, parent = 0;
+	struct track *t;
+
+	while (pb_next(&p, end, &f)) {
+		if (f.num == TD_UUID)
+			uuid = f.val;
+		else if (f.num == TD_PARENT_UUID)
+			parent = f.val;
+		else if (f.num == TD_NAME && f.buf) {
+			name = f.buf;
+			name_len = f.len;
+		} else if ((f.num == TD_PROCESS || f.num == TD_THREAD) && f.buf && !name) {
+			unsigned int want = f.num == TD_PROCESS ? PD_PROCESS_NAME : THD_THREAD_NAME;
+
+			for (q = f.buf; pb_next(&q, f.buf + f.len, &g);)
+				if (g.num == want && g.buf) {
+					name = g.buf;
+					name_len = g.len;
+				}
+		}
+	}
+	t = track_get(in, uuid, true);
+	if (!t)
+		return -ENOMEM;
+	if (t->name)
+		return 0;	/* concatenated files declare again */
+	t->parent = parent;
+	t->name = name ? strndup_or_empty(name, name_len) : NULL;
+	return 0;
+}
+
+/*
+ * The rank of a process track (a thread's parent, or a track of its own):
+ * "host process-name".
+ */
+static int add_rank(struct merge *m, struct input *in, struct track *proc, uint32_t *rank)
+{
+	struct merge_result *res = m->res;
+	const char *host = res->inputs[in->idx].name;
+	char **names;
+	size_t len;
+
+	if (proc->rank) {
+		*rank = proc->rank - 1;
+		return 0;
+	}
+	names = realloc(res->rank_names, (res->nranks + 1) * sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	res->rank_names = names;
+	len = strlen(host) + (proc->name ? strlen(proc->name) : 1) + 2;
+	names[res->nranks] = malloc(len);
+	if (!names[res->nranks])
+		return -ENOMEM;
+	snprintf(names[res->nranks], len, "%s %s", host, proc->name ? proc->name : "?");
+	*rank = res->nranks++;
+	proc->rank = *rank + 1;
+	return 0;
+}
+
+/*
+ * The output track of an input track: under the host's process track,
+ * named after it and, when its parent is not a root, its parent too
+ * ("python3 (pid 7) / nccl (tid 9)").
+ */
+static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
+			  uint32_t *rank)
+{
+	struct track *t = track_get(in, uuid, true), *pt;
+	char name[256];
+
+	if (!t)
+		return 0;
+	if (t->out) {
+		*rank = t->event_rank;
+		return t->out;
+	}
+	pt = t->parent ? track_get(in, t->parent, false) : NULL;
+	if (pt && pt->parent && pt->name)
+		snprintf(name, sizeof(name), "%s / %s", pt->name, t->name ? t->name : "?");
+	else
+		snprintf(name, sizeof(name), "%s", t->name ? t->name : "?");
+	t->out = mix64(in->host_uuid ^ mix64(uuid)) | 1;
+	if (add_rank(m, in, pt ? pt : t, &t->event_rank) && !m->err)
+		m->err = -ENOMEM;
+	if (m->w) {
+		int err = pftrace_track(m->w, t->out, in->host_uuid, name, 0);
+
+		if (err && !m->err)
+			m->err = err;
+	}
+	*rank = t->event_rank;
+	return t->out;
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+static bool str_is(const uint8_t *p, size_t n, const char *s)
+{
+	return n == strlen(s) && !memcmp(p, s, n);
+}
+
+/* What the merge reads from a begin's annotations; the rest passes through. */
+struct ann_facts {
+	int64_t bound_begin, bound_end;
+	uint64_t seq, len;
+	const uint8_t *src, *dst;
+	size_t src_len, dst_len;
+	bool data;			/* outcome "data": the call got something */
+};
+
+static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
+{
+	const uint8_t *end = p + len, *name = NULL, *str = NULL;
+	size_t name_len = 0, str_len = 0;
+	struct pb_field f;
+	int64_t val = 0;
+	bool has_int = false;
+
+	while (pb_next(&p, end, &f)) {
+		if (f.num == DA_NAME && f.buf) {
+			name = f.buf;
+			name_len = f.len;
+		} else if (f.num == DA_INT_VALUE && f.wire == PB_WIRE_VARINT) {
+			val = (int64_t)f.val;
+			has_int = true;
+		} else if (f.num == DA_STRING_VALUE && f.buf) {
+			str = f.buf;
+			str_len = f.len;
+		}
+	}
+	if (!name)
+		return;
+	if (has_int) {
+		bool both = str_is(name, name_len, "bound_ns");
+
+		if (both || str_is(name, name_len, "bound_begin_ns"))
+			a->bound_begin = val;
+		if (both || str_is(name, name_len, "bound_end_ns"))
+			a->bound_end = val;
+		if (str_is(name, name_len, "seq"))
+			a->seq = val;
+		if (str_is(name, name_len, "len"))
+			a->len = val;
+	} else if (str) {
+		if (str_is(name, name_len, "src")) {
+			a->src = str;
+			a->src_len = str_len;
+		} else if (str_is(name, name_len, "dst")) {
+			a->dst = str;
+			a->dst_len = str_len;
+		} else if (str_is(name, name_len, "outcome")) {
+			a->data = str_is(str, str_len, "data");
+		}
+	}
+}
+
+/* The calls lclkctl trace times that wait for data (trace_sys.c's names). */
+static bool waiting_call(const uint8_t *name, size_t len)
+{
+	static const char *const calls[] = {
+		"recvfrom", "recvmsg", "recvmmsg", "read", "readv", "poll", "ppoll",
+		"select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2",
+		"futex_wait", "futex_waitv",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (str_is(name, len, calls[i]))
+			return true;
+	return false;
+}
+
+static struct event *new_event(struct merge *m, struct input *in, uint64_t track,
+			       int64_t ts, const uint8_t *name, size_t name_len,
+			       const uint8_t *cat, size_t cat_len,
+			       const struct ann_facts *a)
+{
+	struct event *e;
+
+	if (name_len > UINT16_MAX)
+		name_len = UINT16_MAX;
+	if (cat_len > UINT16_MAX)
+		cat_len = UINT16_MAX;
+	e = malloc(sizeof(*e) + name_len + cat_len + 2 + in->ann.len);
+	if (!e)
+		return NULL;
+	memset(e, 0, sizeof(*e));
+	e->begin = e->end = ts;
+	e->bound_begin = a->bound_begin;
+	e->bound_end = a->bound_end;
+	e->track = out_track(m, in, track, &e->rank);
+	e->waits = a->data && str_is(cat, cat_len, "syscall") && waiting_call(name, name_len);
+	e->input = in->idx;
+	e->name_len = name_len;
+	e->cat_len = cat_len;
+	e->ann_len = in->ann.len;
+	memcpy(e->data, name, name_len);
+	e->data[name_len] = 0;
+	memcpy(e->data + name_len + 1, cat, cat_len);
+	e->data[name_len + 1 + cat_len] = 0;
+	memcpy(e->data + name_len + cat_len + 2, in->ann.buf, in->ann.len);
+	if (a->src && a->dst && a->len && str_is(cat, cat_len, MSG_CATEGORY)) {
+		if (str_is(name, name_len, MSG_SEND))
+			e->msg = MSG_IS_SEND;
+		else if (str_is(name, name_len, MSG_RECV))
+			e->msg = MSG_IS_RECV;
+		e->seq = a->seq;
+		e->len = a->len;
+		/* The direction of the bytes, the same at both ends. */
+		e->conn = fnv1a(a->dst, a->dst_len,
+				fnv1a(a->src, a->src_len, 0xcbf29ce484222325ULL) ^ '>');
+	}
+	return e;
+}
+
+static void heap_swap(struct held_event *a, struct held_event *b)
+{
+	struct held_event t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static void reorder_push(struct input *in, struct event *e)
+{
+	uint32_t i = in->nheap++;
+
+	in->heap[i] = (struct held_event){ e->end, e };
+	while (i && in->heap[(i - 1) / 2].end > in->heap[i].end) {
+		heap_swap(&in->heap[(i - 1) / 2], &in->heap[i]);
+		i = (i - 1) / 2;
+	}
+}
+
+static struct event *reorder_pop(struct input *in)
+{
+	struct event *top = in->heap[0].ev;
+	uint32_t i = 0, c;
+
+	in->heap[0] = in->heap[--in->nheap];
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= in->nheap)
+			break;
+		if (c + 1 < in->nheap && in->heap[c + 1].end < in->heap[c].end)
+			c++;
+		if (in->heap[i].end <= in->heap[c].end)
+			break;
+		heap_swap(&in->heap[i], &in->heap[c]);
+		i = c;
+	}
+	return top;
+}
+
+static int open_push(struct input *in, uint64_t seq_id, uint64_t track, struct event *e)
+{
+	if (in->nopen == in->open_cap) {
+		uint32_t cap = in->open_cap ? in->open_cap * 2 : 16;
+		struct open_slice *o = realloc(in->open, cap * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		in->open = o;
+		in->open_cap = cap;
+	}
+	in->open[in->nopen++] = (struct open_slice){ seq_id, track, e };
+	return 0;
+}
+
+/* The innermost open slice of (seq_id, track), taken off the list. */
+static struct event *open_pop(struct input *in, uint64_t seq_id, uint64_t track)
+{
+	uint32_t i;
+
+	for (i = in->nopen; i-- > 0;) {
+		struct open_slice *o = &in->open[i];
+
+		if (o->seq_id == seq_id && o->track == track) {
+			struct event *e = o->ev;
+
+			*o = in->open[--in->nopen];
+			return e;
+		}
+	}
+	return NULL;
+}
+
+static int on_track_event(struct merge *m, struct input *in, const uint8_t *p,
+			  size_t len, int64_t ts, uint64_t seq_id)
+{
+	const uint8_t *end = p + len, *name = NULL, *cat = NULL;
+	size_t name_len = 0, cat_len = 0;
+	struct ann_facts a = {
+		.bound_begin = CLUSTER_BOUND_UNKNOWN,
+		.bound_end = CLUSTER_BOUND_UNKNOWN,
+	};
+	uint64_t type = 0, track = 0;
+	struct pb_field f;
+	struct event *e;
+
+	in->ann.len = 0;
+	in->ann.overflow = false;
+	while (pb_next(&p, end, &f)) {
+		switch (f.num) {
+		case TE_TYPE:
+			type = f.val;
+			break;
+		case TE_TRACK_UUID:
+			track = f.val;
+			break;
+		case TE_NAME:
+			name = f.buf;
+			name_len = f.len;
+			break;
+		case TE_CATEGORIES:
+			cat = f.buf;	/* the first category: ours have one */
+			cat_len = cat ? f.len : 0;
+			break;
+		case TE_DEBUG_ANNOTATIONS:
+			if (!f.buf)
+				break;
+			annotation(f.buf, f.len, &a);
+			pb_bytes(&in->ann, TE_DEBUG_ANNOTATIONS, f.buf, f.len);
+			break;
+		}
+	}
+	if (type == TYPE_SLICE_END) {
+		e = open_pop(in, seq_id, track);
+		if (!e)
+			return 0;	/* its begin was not in the file */
+		e->end = ts;
+		if (a.bound_end != CLUSTER_BOUND_UNKNOWN)
+			e->bound_end = a.bound_end;
+		reorder_push(in, e);
+		return 0;
+	}
+	if (type != TYPE_SLICE_BEGIN && type != TYPE_INSTANT)
+		return 0;
+	if (in->ann.overflow)
+		in->ann.len = 0;	/* too many to keep: the facts are read */
+	if (!name) {
+		name = (const uint8_t *)"?";
+		name_len = 1;
+	}
+	e = new_event(m, in, track, ts, name, name_len, cat ? cat : (const uint8_t *)"", cat_len, &a);
+	if (!e)
+		return -ENOMEM;
+	if (type == TYPE_INSTANT) {
+		e->instant = 1;
+		reorder_push(in, e);
+		return 0;
+	}
+	return open_push(in, seq_id, track, e);
+}
+
+static void on_defaults(struct input *in, struct merge_result *res,
+			const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	struct pb_field f;
+
+	while (pb_next(&p, end, &f))
+		if (f.num == DEF_TIMESTAMP_CLOCK_ID && f.val == CLOCK_ID_MONOTONIC)
+			res->inputs[in->idx].logical = false;
+}
+
+static int on_packet(struct merge *m, struct input *in, const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len, *ev = NULL;
+	size_t ev_len = 0;
+	uint64_t ts = 0, seq_id = 0;
+	struct pb_field f;
+
+	while (pb_next(&p, end, &f)) {
+		switch (f.num) {
+		case PKT_TIMESTAMP:
+			ts = f.val;
+			break;
+		case PKT_SEQUENCE_ID:
+			seq_id = f.val;
+			break;
+		case PKT_TRACK_EVENT:
+			ev = f.buf;
+			ev_len = f.len;
+			break;
+		case PKT_TRACK_DESCRIPTOR:
+			if (f.buf) {
+				int err = on_track_descriptor(in, f.buf, f.len);
+
+				if (err)
+					return err;
+			}
+			break;
+		case PKT_DEFAULTS:
+			if (f.buf)
+				on_defaults(in, m->res, f.buf, f.len);
+			break;
+		}
+	}
+	return ev ? on_track_event(m, in, ev, ev_len, ts, seq_id) : 0;
+}
+
+/* ---- the held window and the output ------------------------------------- */
+
+static struct event **ring_at(struct merge *m, uint64_t id)
+{
+	return &m->ring[id & (m->ring_cap - 1)];
+}
+
+static struct event *held(struct merge *m, uint64_t id)
+{
+	return id >= m->head && id < m->next ? *ring_at(m, id) : NULL;
+}
+
+static int add_flow(struct event *e, uint64_t id)
+{
+	if (e->nflows == e->flows_cap) {
+		uint32_t cap = e->flows_cap ? e->flows_cap * 2 : 2;
+		uint64_t *f = realloc(e->flows, cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		e->flows = f;
+		e->flows_cap = cap;
+	}
+	e->flows[e->nflows++] = id;
+	return 0;
+}
+
+static void on_match(void *ctx, const struct msg_end *s, const struct msg_end *r)
+{
+	struct merge *m = ctx;
+	struct event *se = held(m, s->id), *re = held(m, r->id);
+	uint64_t id;
+
+	cluster_wait_message(m->res->wait, s, r);
+	if (!se || !re || !m->w)
+		return;		/* one end is written already: no arrow */
+	id = ++m->next_flow;
+	if (add_flow(se, id) || add_flow(re, id)) {
+		m->err = -ENOMEM;
+		return;
+	}
+	m->res->flows++;
+}
+
+static int write_event(struct merge *m, struct event *e)
+{
+	struct pftrace_int_arg args[2];
+	struct pftrace_event pe = {
+		.track = e->track,
+		.begin_ns = e->begin,
+		.end_ns = e->end,
+		.instant = e->instant,
+		.name = e->data,
+		.category = e->cat_len ? e->data + e->name_len + 1 : NULL,
+		.annotations = (const uint8_t *)e->data + e->name_len + e->cat_len + 2,
+		.annotations_len = e->ann_len,
+		.args = args,
+	};
+
+	if (e->bound_begin != CLUSTER_BOUND_UNKNOWN && e->bound_end != CLUSTER_BOUND_UNKNOWN) {
+		args[0] = (struct pftrace_int_arg){ "earliest_ns", e->begin - e->bound_begin };
+		args[1] = (struct pftrace_int_arg){ "latest_ns", e->end + e->bound_end };
+		pe.nargs = 2;
+	}
+	if (e->msg == MSG_IS_SEND) {
+		pe.flows_out = e->flows;
+		pe.nflows_out = e->nflows;
+	} else if (e->msg == MSG_IS_RECV) {
+		pe.flows_in = e->flows;
+		pe.nflows_in = e->nflows;
+	}
+	return pftrace_event(m->w, &pe);
+}
+
+static void release(struct merge *m)
+{
+	struct event *e = *ring_at(m, m->head);
+	int err;
+
+	m->head++;
+	if (m->w && !m->err) {
+		err = write_event(m, e);
+		if (err)
+			m->err = err;
+	}
+	free(e->flows);
+	free(e);
+}
+
+static int hold(struct merge *m, struct event *e)
+{
+	if (m->next - m->head == m->ring_cap) {
+		uint64_t cap = m->ring_cap ? m->ring_cap * 2 : 1024, id;
+		struct event **r = malloc(cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		for (id = m->head; id < m->next; id++)
+			r[id & (cap - 1)] = *ring_at(m, id);
+		free(m->ring);
+		m->ring = r;
+		m->ring_cap = cap;
+	}
+	e->id = m->next++;
+	*ring_at(m, e->id) = e;
+	return 0;
+}
+
+static int on_event(struct merge *m, struct event *e)
+{
+	struct merge_result *res = m->res;
+	struct merge_input_stats *st = &res->inputs[e->input];
+	struct msg_end me;
+	int err;
+
+	st->events++;
+	res->events++;
+	if (res->events == 1)
+		res->first_ns = e->end;
+	if (e->end > res->last_ns)
+		res->last_ns = e->end;
+	if (e->bound_end != CLUSTER_BOUND_UNKNOWN &&
+	    (st->max_bound_ns == CLUSTER_BOUND_UNKNOWN || e->bound_end > st->max_bound_ns))
+		st->max_bound_ns = e->bound_end;
+	err = hold(m, e);
+	if (err)
+		return err;
+	if (e->waits || (e->msg == MSG_IS_RECV && e->end - e->begin >= m->block_ns)) {
+		err = cluster_wait_block(res->wait, e->rank, e->begin, e->end, e->bound_begin);
+		if (err)
+			return err;
+	}
+	if (e->msg) {
+		me = (struct msg_end){
+			.host = e->input,
+			.rank = e->rank,
+			.t_ns = e->msg == MSG_IS_SEND ? e->begin : e->end,
+			.bound_ns = e->msg == MSG_IS_SEND ? e->bound_begin : e->bound_end,
+			.seq = e->seq,
+			.len = e->len,
+			.id = e->id,
+		};
+		err = cluster_wait_seen(res->wait, e->rank, e->msg == MSG_IS_SEND, me.t_ns,
+					me.bound_ns);
+		err = err ?: e->msg == MSG_IS_SEND ? cluster_send(res->match, e->conn, &me) :
+						     cluster_recv(res->match, e->conn, &me);
+		if (err)
+			return err;
+	}
+	while (m->head < m->next && (*ring_at(m, m->head))->end < e->end - m->window_ns)
+		release(m);
+	if (e->end >= m->next_expire) {
+		cluster_expire(res->match, e->end);
+		cluster_wait_settle(res->wait, e->end);
+		m->next_expire = e->end + m->window_ns;
+	}
+	return m->err;
+}
+
+/* ---- the k-way merge ----------------------------------------------------- */
+
+static int64_t head_end(struct input *in)
+{
+	return in->heap[0].end;
+}
+
+static void inputs_sift_down(struct merge *m, unsigned int i)
+{
+	unsigned int c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= m->nheap)
+			return;
+		if (c + 1 < m->nheap && head_end(m->heap[c + 1]) < head_end(m->heap[c]))
+			c++;
+		if (head_end(m->heap[i]) <= head_end(m->heap[c]))
+			return;
+		struct input *t = m->heap[i];
+
+		m->heap[i] = m->heap[c];
+		m->heap[c] = t;
+		i = c;
+	}
+}
+
+/*
+ * Each input in the heap has its next event at the top of its own reorder
+ * heap; taking it refills that heap from the file.
+ */
+static void fill_input(struct merge *m, struct input *in)
+{
+	const uint8_t *pkt;
+	size_t len;
+	int ret;
+
+	while (!in->eof && in->nheap < REORDER) {
+		ret = pftrace_next_packet(&in->rd, &pkt, &len);
+		if (ret <= 0) {
+			in->eof = true;
+			if (ret < 0 && !m->err)
+				m->err = ret;
+			break;
+		}
+		ret = on_packet(m, in, pkt, len);
+		if (ret && !m->err)
+			m->err = ret;
+	}
+}
+
+static int run(struct merge *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->n; i++) {
+		fill_input(m, &m->in[i]);
+		if (m->in[i].nheap)
+			m->heap[m->nheap++] = &m->in[i];
+	}
+	for (i = m->nheap / 2 + 1; i-- > 0;)
+		inputs_sift_down(m, i);
+	while (m->nheap && !m->err) {
+		struct input *in = m->heap[0];
+		struct event *e = reorder_pop(in);
+
+		if (e->end < in->last_end)
+			m->res->inputs[in->idx].late++;
+		else
+			in->last_end = e->end;
+		fill_input(m, in);
+		if (!in->nheap)
+			m->heap[0] = m->heap[--m->nheap];
+		inputs_sift_down(m, 0);
+		m->err = on_event(m, e);
+	}
+	while (m->head < m->next)
+		release(m);
+	cluster_expire(m->res->match, INT64_MAX);	/* what still waits never matches */
+	cluster_wait_settle(m->res->wait, INT64_MAX);
+	return m->err;
+}
+
+static char *host_label(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+	char *s;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if (n > 8 && !strcmp(base + n - 8, ".pftrace"))
+		n -= 8;
+	s = malloc(n + 1);
+	if (s) {
+		memcpy(s, base, n);
+		s[n] = 0;
+	}
+	return s;
+}
+
+static void free_inputs(struct merge *m)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < m->n; i++) {
+		struct input *in = &m->in[i];
+
+		pftrace_reader_close(&in->rd);
+		for (j = 0; j < in->tracks_cap; j++)
+			free(in->tracks[j].name);
+		free(in->tracks);
+		for (j = 0; j < in->nopen; j++)
+			free(in->open[j].ev);
+		free(in->open);
+		for (j = 0; j < in->nheap; j++) {
+			free(in->heap[j].ev->flows);
+			free(in->heap[j].ev);
+		}
+	}
+	free(m->in);
+	free(m->heap);
+	free(m->ring);
+}
+
+int trace_merge(const char *const *paths, unsigned int n, const char *out,
+		const struct merge_opts *o, struct merge_result *res,
+		const char **err_path)
+{
+	struct merge m = {
+		.n = n,
+		.window_ns = o && o->window_ns ? o->window_ns : MERGE_DEFAULT_WINDOW_NS,
+		.block_ns = o && o->block_ns ? o->block_ns : 1000000,
+		.res = res,
+	};
+	unsigned int i;
+	int err = 0;
+
+	memset(res, 0, sizeof(*res));
+	*err_path = NULL;
+	res->ninputs = n;
+	res->inputs = calloc(n, sizeof(*res->inputs));
+	m.in = calloc(n, sizeof(*m.in));
+	m.heap = calloc(n, sizeof(*m.heap));
+	res->match = cluster_match_new(n, 10 * m.window_ns, on_match, &m);
+	res->wait = cluster_wait_new(o ? o->link_ns : 0, m.window_ns);
+	if (!res->inputs || !m.in || !m.heap || !res->match || !res->wait) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct input *in = &m.in[i];
+
+		in->idx = i;
+		res->inputs[i].logical = true;
+		res->inputs[i].max_bound_ns = CLUSTER_BOUND_UNKNOWN;
+		res->inputs[i].name = host_label(paths[i]);
+		in->tracks_cap = 64;
+		in->tracks = calloc(in->tracks_cap, sizeof(*in->tracks));
+		if (!res->inputs[i].name || !in->tracks) {
+			err = -ENOMEM;
+			goto out;
+		}
+		in->host_uuid = mix64(fnv1a(res->inputs[i].name, strlen(res->inputs[i].name),
+					    0xcbf29ce484222325ULL) + i) | 1;
+		err = pftrace_reader_open(&in->rd, paths[i]);
+		if (err) {
+			*err_path = paths[i];
+			goto out;
+		}
+	}
+	if (out) {
+		m.w = pftrace_writer_open(out);
+		if (!m.w) {
+			err = -errno;
+			*err_path = out;
+			goto out;
+		}
+		for (i = 0; i < n && !err; i++)
+			err = pftrace_track(m.w, m.in[i].host_uuid, 0, res->inputs[i].name, i + 1);
+	}
+	if (!err)
+		err = run(&m);
+	if (m.w) {
+		int cerr = pftrace_writer_close(m.w);
+
+		if (!err && cerr) {
+			err = cerr;
+			*err_path = out;
+		}
+	}
+out:
+	free_inputs(&m);
+	return err;
+}
+
+void merge_result_free(struct merge_result *res)
+{
+	unsigned int i;
+
+	for (i = 0; res->inputs && i < res->ninputs; i++)
+		free(res->inputs[i].name);
+	free(res->inputs);
+	for (i = 0; i < res->nranks; i++)
+		free(res->rank_names[i]);
+	free(res->rank_names);
+	cluster_match_free(res->match);
+	cluster_wait_free(res->wait);
+	memset(res, 0, sizeof(*res));
+}
