@@ -15,6 +15,9 @@ cd "$(dirname "$0")/.."
 logs=${LCLK_LOG_DIR:-build/test-logs}
 mkdir -p "$logs"
 passed=0 failed=0 skipped=0
+# Every failure again just above the last line: CI keeps only the tail.
+failures=$logs/failures
+: >"$failures"
 fuzz_seconds=${LCLK_FUZZ_SECONDS:-10}
 vm_timeout=${LCLK_VM_TIMEOUT:-2400}
 
@@ -32,8 +35,10 @@ run_tap() {
 	# one skip, so that it is never silently absent from the count.
 	wholly=$(grep -cE '^1\.\.0 *# *(SKIP|skip)' "$log" | head -n 1)
 	f=$(grep -cE '^not ok( |$)' "$log" | head -n 1)
+	grep -E '^not ok( |$)' "$log" | sed "s|^|$name: |" >>"$failures"
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "not ok - $name exited with status $rc"
+		echo "$name: exited with status $rc" >>"$failures"
 		f=1
 	fi
 	passed=$((passed + p - s))
@@ -195,5 +200,9 @@ for s in "${suites[@]}"; do
 	esac
 done
 
+if [ -s "$failures" ]; then
+	echo "# ---- failures (logs in $logs)"
+	sed 's/^/# /' "$failures"
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
