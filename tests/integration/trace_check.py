@@ -15,7 +15,9 @@ expected, else prints why and exits 1.
                                no such series
   pids JSONL PID...            the traced processes are exactly these
   outliers JSONL LOG PID CLOCK each outlier lies inside a logged round
-  invariant JSONL              outliers + lost events = traced calls
+  invariant JSONL [--calls N] [--min-lost N]
+                               outliers + lost events = traced calls (= N),
+                               at least N of them lost
   prom FILE PID SYSCALL OUTCOME CALLS EDGE_NS
                                cumulative buckets (0 below EDGE/2, 90% at
                                EDGE), +Inf = _count = CALLS, _sum
@@ -139,6 +141,11 @@ def cmd_invariant(args):
         fail("%d outliers + %d lost != %d calls" %
              (len(outliers), lost.get("events", 0), calls))
     print("calls %d outliers %d lost %d" % (calls, len(outliers), lost.get("events", 0)))
+    opts = dict(zip(args[1::2], (int(v) for v in args[2::2])))
+    if "--calls" in opts and calls != opts["--calls"]:
+        fail("%d calls traced, %d made" % (calls, opts["--calls"]))
+    if lost.get("events", 0) < opts.get("--min-lost", 0):
+        fail("%d outliers lost, at least %d expected" % (lost.get("events", 0), opts["--min-lost"]))
 
 
 def parse_prom(path):
