@@ -10,7 +10,7 @@ kdir=/lib/modules/$(scripts/test-kernel)/build
 export LCLK_VM_KERNELS
 LCLK_VM_KERNELS=$(scripts/kernel-cache "$(. /etc/os-release && echo "$VERSION_CODENAME")" |
 	sed -n 's/^KALIAS=//p')
-echo "1..4"
+echo "1..5"
 
 n=0
 # expect_failure DESCRIPTION PATTERN ENV... : the vm suite must fail under
@@ -43,5 +43,21 @@ expect_failure "a failing guest test" '^not ok 2 - this one fails on purpose' \
 expect_failure "a hung guest" 'timed out' \
 	LCLK_MODULE=none LCLK_GUEST_TESTS=tests/vm/selftest/hang.sh \
 	LCLK_TEST_TIMEOUT=600 LCLK_VM_TIMEOUT=30
+
+# Two VMs of one kernel, started together when its initramfs is to be made
+# (as the suite's side-by-side VMs are on a fresh machine): both boot.
+n=$((n + 1))
+rm -f build/vm/initramfs-*
+tests/vm/vm-run -k "$LCLK_VM_KERNELS" -t 300 -- true >build/test-logs/selftest-pair1.out 2>&1 &
+first=$!
+tests/vm/vm-run -k "$LCLK_VM_KERNELS" -t 300 -- true >build/test-logs/selftest-pair2.out 2>&1
+second=$?
+wait $first
+if [ $? -eq 0 ] && [ $second -eq 0 ]; then
+	echo "ok $n - two VMs started together on one kernel both boot"
+else
+	sed 's/^/# /' build/test-logs/selftest-pair*.out | tail -n 20
+	echo "not ok $n - two VMs started together on one kernel did not both boot"
+fi
 make -s -C "$kdir" M="$PWD/tests/vm/selftest/oops" clean >/dev/null 2>&1
 exit 0
