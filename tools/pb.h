@@ -47,14 +47,19 @@ static inline void pb_raw(struct pb *b, const void *p, size_t n)
 
 static inline void pb_varint(struct pb *b, uint64_t v)
 {
-	uint8_t out[10];
-	size_t n = 0;
+	/* Straight into the buffer when the longest varint fits. */
+	bool direct = !b->overflow && sizeof(b->buf) - b->len >= 10;
+	uint8_t out[10], *start = direct ? b->buf + b->len : out, *o = start;
 
-	do {
-		out[n++] = (v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+	while (v > 0x7f) {
+		*o++ = (uint8_t)v | 0x80;
 		v >>= 7;
-	} while (v);
-	pb_raw(b, out, n);
+	}
+	*o++ = (uint8_t)v;
+	if (direct)
+		b->len += o - start;
+	else
+		pb_raw(b, out, o - out);
 }
 
 static inline void pb_uint(struct pb *b, unsigned int field, uint64_t v)
@@ -110,18 +115,25 @@ struct pb_field {
 
 static inline bool pb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	unsigned int shift = 0;
+	const uint8_t *q = *p;	/* not *p: a byte store may alias it */
+	unsigned int shift;
 	uint64_t x = 0;
 
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
+	/* Tags and most lengths and small values: one byte. */
+	if (q < end && *q < 0x80) {
+		*v = *q;
+		*p = q + 1;
+		return true;
+	}
+	for (shift = 0; q < end && shift < 64; shift += 7) {
+		uint8_t b = *q++;
 
 		x |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*v = x;
+			*p = q;
 			return true;
 		}
-		shift += 7;
 	}
 	return false;
 }

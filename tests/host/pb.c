@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tools/pb.h, the protobuf wire format of the Perfetto writers and the
+ * merge's reader: varints of every length round-trip, both where the
+ * encoder writes straight into the buffer and in its last ten bytes,
+ * where it goes through a copy; a message that does not fit is flagged,
+ * never cut short; a truncated varint is not read.
+ */
+#include <stdint.h>
+
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "pb.h"
+
+/* 0, and for each length 1..10 its smallest and largest value. */
+static const uint64_t values[] = {
+	0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 0x1fffff, 0x200000, 0xfffffff,
+	0x10000000, 0x7ffffffffULL, 0x800000000ULL, 0x3ffffffffffULL,
+	0x40000000000ULL, 0x1ffffffffffffULL, 0x2000000000000ULL,
+	0xffffffffffffffULL, 0x100000000000000ULL, 0x7fffffffffffffffULL,
+	0x8000000000000000ULL, UINT64_MAX,
+};
+#define NVALUES (sizeof(values) / sizeof(values[0]))
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v > 0x7f) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void decodes_back(struct __test_metadata *_metadata, const struct pb *b,
+			 size_t from)
+{
+	const uint8_t *p = b->buf + from, *end = b->buf + b->len;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < NVALUES; i++) {
+		ASSERT_TRUE(pb_get_varint(&p, end, &v));
+		EXPECT_EQ(values[i], v);
+	}
+	EXPECT_EQ(end, p);
+}
+
+TEST(varints_of_every_length_round_trip)
+{
+	struct pb b;
+	size_t i, want = 0;
+
+	pb_reset(&b);
+	for (i = 0; i < NVALUES; i++) {
+		pb_varint(&b, values[i]);
+		want += varint_len(values[i]);
+	}
+	ASSERT_FALSE(b.overflow);
+	ASSERT_EQ(want, b.len);
+	EXPECT_EQ(0x80, b.buf[3]);	/* 0x80: low bits 0 with the continuation */
+	EXPECT_EQ(0x01, b.buf[4]);
+	decodes_back(_metadata, &b, 0);
+}
+
+/* Each value at each of the last 30 offsets: every length meets every room. */
+TEST(varints_in_the_last_ten_bytes_are_exact_and_fill_the_buffer)
+{
+	struct pb b;
+	size_t start, i, n;
+
+	for (start = sizeof(b.buf) - 30; start <= sizeof(b.buf); start++) {
+		for (i = 0; i < NVALUES; i++) {
+			n = varint_len(values[i]);
+			pb_reset(&b);
+			b.len = start;
+			pb_varint(&b, values[i]);
+			if (start + n > sizeof(b.buf)) {
+				/* Nothing of it is kept, and the message is marked. */
+				EXPECT_TRUE(b.overflow);
+				EXPECT_EQ(start, b.len);
+			} else {
+				ASSERT_FALSE(b.overflow);
+				ASSERT_EQ(start + n, b.len);
+			}
+		}
+	}
+	/* Exactly full: a last one-byte varint in the last byte. */
+	pb_reset(&b);
+	b.len = sizeof(b.buf) - 1;
+	pb_varint(&b, 5);
+	EXPECT_FALSE(b.overflow);
+	EXPECT_EQ(sizeof(b.buf), b.len);
+	EXPECT_EQ(5, b.buf[sizeof(b.buf) - 1]);
+	pb_varint(&b, 0);
+	EXPECT_TRUE(b.overflow);
+	EXPECT_EQ(sizeof(b.buf), b.len);
+}
+
+TEST(a_truncated_varint_is_not_read)
+{
+	struct pb b;
+	const uint8_t *p;
+	uint64_t v = 42;
+	size_t n;
+
+	pb_reset(&b);
+	pb_varint(&b, UINT64_MAX);
+	for (n = 0; n < b.len; n++) {
+		p = b.buf;
+		EXPECT_FALSE(pb_get_varint(&p, b.buf + n, &v));
+		EXPECT_EQ(42, v);
+	}
+}
+
+TEST_HARNESS_MAIN
