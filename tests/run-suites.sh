@@ -114,6 +114,12 @@ ram_root_tests='^build/tests/guest/lclk_suspend$'
 vm_job() {
 	local name=$1 k=$2 start=$SECONDS module cmd=(tests/guest/run.sh) timeout=$vm_timeout
 	module=${LCLK_MODULE:-build/kernels/$k/lclk.ko}
+	# KASAN and lockdep make every test slower, some (trace.sh) many times.
+	if [ "$k" = debug ]; then
+		export LCLK_TEST_TIMEOUT=${LCLK_TEST_TIMEOUT:-1800}
+		export LCLK_TIME_SCALE=${LCLK_TIME_SCALE:-4}
+		timeout=$((timeout * 3))
+	fi
 	# One short test: a hung resume should not hold up the run for long.
 	[ -z "${5:-}" ] || cmd=(tests/vm/ram-root.sh "$module" "$5") timeout=600
 	env LCLK_MODULE="$module" LCLK_GUEST_SKIP="$3" LCLK_GUEST_TESTS="$4" \

@@ -11,6 +11,8 @@
 #   LCLK_GUEST_TESTS   run these instead of every test (space-separated)
 #   LCLK_GUEST_SKIP    leave out the tests this extended regex matches
 #   LCLK_TEST_TIMEOUT  seconds one test may take (default 600)
+#   LCLK_TIME_SCALE    how much longer the tests' waits may be (default 1;
+#                      tests/run-suites.sh sets it for the debug kernel)
 module=${LCLK_MODULE:-kmod/lclk.ko}
 args=${LCLK_MODULE_ARGS:-instances=2}
 limit=${LCLK_TEST_TIMEOUT:-600}

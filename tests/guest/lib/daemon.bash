@@ -9,9 +9,10 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
 
-# wait_for SECONDS CMD...: poll CMD every 0.5 s until it succeeds.
+# wait_for SECONDS CMD...: poll CMD every 0.5 s until it succeeds, for
+# SECONDS times LCLK_TIME_SCALE (the runner sets it on slow kernels).
 wait_for() {
-	local end=$((SECONDS + $1))
+	local end=$((SECONDS + $1 * ${LCLK_TIME_SCALE:-1}))
 	shift
 	until "$@"; do
 		[ $SECONDS -ge $end ] && return 1
