@@ -40,12 +40,8 @@
 /* Any value but 0 (reserved); one sequence for the whole merged trace. */
 #define SEQUENCE_ID		0x6c636c6b
 
-/* glibc ignores setvbuf()'s size without a buffer: 4 KiB writes. */
-#define PFTRACE_IOBUF	(1 << 20)
-
 struct pftrace_writer {
 	FILE *f;
-	char *iobuf;
 	int started;
 	int err;
 };
@@ -56,14 +52,15 @@ struct pftrace_writer *pftrace_writer_open(const char *path)
 
 	if (!w)
 		return NULL;
-	w->iobuf = malloc(PFTRACE_IOBUF);
-	w->f = w->iobuf ? fopen(path, "we") : NULL;
+	/*
+	 * stdio's own buffer (st_blksize, 4 KiB here): with a 1 MiB one the
+	 * merge bench spent twice the system time, 0.6 s instead of 0.3 s.
+	 */
+	w->f = fopen(path, "we");
 	if (!w->f) {
-		free(w->iobuf);
 		free(w);
 		return NULL;
 	}
-	setvbuf(w->f, w->iobuf, _IOFBF, PFTRACE_IOBUF);
 	return w;
 }
 
@@ -159,7 +156,6 @@ int pftrace_writer_close(struct pftrace_writer *w)
 		err = -EIO;
 	if (fclose(w->f) && !err)
 		err = -errno;
-	free(w->iobuf);
 	free(w);
 	return err;
 }
