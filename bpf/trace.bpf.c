@@ -6,7 +6,8 @@
  * Entry and exit of every traced call of the selected processes: entry
  * stores the start per thread, exit adds the latency to a per-CPU log2
  * histogram keyed by (process, syscall, outcome, ioctl device) and streams
- * calls above the threshold through a ring buffer (5.8+).
+ * calls above the threshold through a ring buffer (5.8+), a busy-polling
+ * thread's run of empty calls as one wait (spin_step()).
  *
  * Two ways to see the calls; userspace loads one:
  * - fentry/fexit on each traced syscall's wrapper (__x64_sys_recvfrom...,
@@ -86,6 +87,18 @@ struct trace_start {
 	__u8 dev;
 	bool interrupted;	/* ended with -ERESTART*: to be continued */
 	bool in_restart;	/* continued by restart_syscall */
+	/*
+	 * A run of empty waiting calls (busy polling), kept between calls:
+	 * from spin_ts (0: none), spin_calls of them so far; the last ended
+	 * at spin_last, with the thread's scheduler counts then. While there
+	 * is one, the entry stays with ts 0.
+	 */
+	__u64 spin_ts;
+	__u64 spin_last;
+	__u64 spin_nvcsw;
+	__u64 spin_run_delay;
+	__u32 spin_calls;
+	__u32 spin_cpu;
 };
 
 struct {
@@ -331,34 +344,33 @@ static __always_inline struct trace_start *start_of(__u32 tid, bool create)
 	return stp;
 }
 
-/* Forget the thread's start, if it has one. */
+/* Forget the thread's start, if it has one; a run of empty calls stays. */
 static __always_inline void drop_start(__u32 tid, struct trace_start *stp)
 {
-	if (use_task_storage)
+	if (use_task_storage || stp->spin_ts)
 		stp->ts = 0;
 	else
 		bpf_map_delete_elem(&starts, &tid);
 }
 
 /*
- * The start of the call of class sys that is ending, taken out of the map;
- * false if there is none, or if the call is not over (-ERESTART*: the
+ * The start of the call of class sys that is ending, for the caller to
+ * drop; NULL if there is none, or if the call is not over (-ERESTART*: the
  * kernel runs it again, or restart_syscall continues it). A start of
  * another call is stale (its exit was missed: tracing began or ended
  * mid-call, or the call was interrupted and never continued) and dropped.
  */
-static __always_inline bool take_start(__u32 tid, __u8 sys, long ret,
-				       struct trace_start *st)
+static __always_inline struct trace_start *take_start(__u32 tid, __u8 sys, long ret)
 {
 	struct trace_start *stp = start_of(tid, false);
 
 	if (!stp || !stp->ts)
-		return false;
+		return NULL;
 	if (stp->interrupted ||
 	    (sys == TRACE_SYS_RESTART ? !stp->in_restart :
 	     stp->sys != sys || stp->in_restart)) {
 		drop_start(tid, stp);
-		return false;
+		return NULL;
 	}
 	switch (ret) {
 	case -ERESTARTSYS:
@@ -366,11 +378,9 @@ static __always_inline bool take_start(__u32 tid, __u8 sys, long ret,
 	case -ERESTARTNOHAND:
 	case -ERESTART_RESTARTBLOCK:
 		stp->interrupted = true;
-		return false;
+		return NULL;
 	}
-	*st = *stp;
-	drop_start(tid, stp);
-	return true;
+	return stp;
 }
 
 /*
@@ -387,6 +397,57 @@ static __always_inline bool continues(struct trace_start *stp, __u8 sys)
 	stp->interrupted = false;
 	stp->in_restart = sys == TRACE_SYS_RESTART;
 	return true;
+}
+
+/* The calls a busy-polling thread spins in. */
+static __always_inline bool polls(__u8 sys)
+{
+	switch (sys) {
+	case TRACE_SYS_POLL:
+	case TRACE_SYS_PPOLL:
+	case TRACE_SYS_SELECT:
+	case TRACE_SYS_PSELECT6:
+	case TRACE_SYS_EPOLL_WAIT:
+	case TRACE_SYS_EPOLL_PWAIT:
+	case TRACE_SYS_EPOLL_PWAIT2:
+	case TRACE_SYS_RECVFROM:
+	case TRACE_SYS_RECVMSG:
+	case TRACE_SYS_RECVMMSG:
+	case TRACE_SYS_READ:
+	case TRACE_SYS_READV:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The current thread's voluntary context switches, and the time it has
+ * spent runnable but waiting for a CPU (schedstats' run_delay; 0 where the
+ * kernel does not keep it).
+ */
+static __always_inline void sched_counts(__u64 *nvcsw, __u64 *run_delay)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+
+	*nvcsw = BPF_CORE_READ(task, nvcsw);
+	*run_delay = bpf_core_field_exists(task->sched_info.run_delay) ?
+		     BPF_CORE_READ(task, sched_info.run_delay) : 0;
+}
+
+/*
+ * Whether the thread, since the last empty call of its run, did something
+ * else than poll again: it slept (a voluntary switch: nanosleep, a lock),
+ * or ran for over TRACE_SPIN_GAP_NS. Time it waited for a CPU does not
+ * count: spinners on a busy host are preempted, and still waiting.
+ */
+static __always_inline bool spin_broken(const struct trace_start *stp, __u64 now)
+{
+	__u64 nvcsw, run_delay;
+
+	sched_counts(&nvcsw, &run_delay);
+	if (nvcsw != stp->spin_nvcsw)
+		return true;
+	return now - stp->spin_last > TRACE_SPIN_GAP_NS + (run_delay - stp->spin_run_delay);
 }
 
 /* A call of class sys (fentry: known, tp_btf: looked up by number). */
@@ -452,6 +513,8 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	stp->in_restart = false;
 	stp->cpu = bpf_get_smp_processor_id();
 	stp->ts = bpf_ktime_get_ns();
+	if (stp->spin_ts && polls(sys) && spin_broken(stp, stp->ts))
+		stp->spin_ts = 0;
 	return 0;
 untimed:
 	/* Its exit must not find an older call's start. */
@@ -549,12 +612,79 @@ static __always_inline void add_to_hist(const struct trace_key *key,
 		process_comm((__u64 *)h->comm);
 }
 
+enum poll_result {
+	POLL_NONE,	/* not a call that waits for data */
+	POLL_EMPTY,	/* found nothing: 0 ready, -EAGAIN */
+	POLL_DATA,
+	POLL_OTHER,	/* EOF, an error, a signal: the wait is over */
+};
+
+static __always_inline enum poll_result poll_result(__u8 sys, __u8 outcome)
+{
+	if (!polls(sys))
+		return POLL_NONE;
+	if (outcome == TRACE_OUT_DATA)
+		return POLL_DATA;
+	/* poll, epoll, select: 0 ready; recv, read: -EAGAIN (0 is EOF). */
+	if (outcome == (sys >= TRACE_SYS_POLL && sys <= TRACE_SYS_EPOLL_PWAIT2 ?
+			TRACE_OUT_ZERO : TRACE_OUT_EAGAIN))
+		return POLL_EMPTY;
+	return POLL_OTHER;
+}
+
+/* The outlier to stream for a call that began at st->ts. */
+struct outlier_span {
+	__u64 begin;
+	__u32 cpu;
+	__u32 empty_calls;
+};
+
+/*
+ * Busy polling: a run of empty waiting calls is one wait, streamed with
+ * the call that ends it with data (sends and other calls in between leave
+ * the run alone; on_enter() ends it when the thread did something else,
+ * and EOF or an error ends it here). Returns the span to stream for this
+ * call.
+ */
+static __always_inline struct outlier_span spin_step(struct trace_start *stp,
+						     __u8 outcome, __u64 now)
+{
+	struct outlier_span span = { .begin = stp->ts, .cpu = stp->cpu };
+
+	switch (poll_result(stp->sys, outcome)) {
+	case POLL_NONE:
+		return span;
+	case POLL_EMPTY:
+		if (!stp->spin_ts) {
+			stp->spin_ts = stp->ts;
+			stp->spin_cpu = stp->cpu;
+			stp->spin_calls = 0;
+		}
+		stp->spin_calls++;
+		stp->spin_last = now;
+		sched_counts(&stp->spin_nvcsw, &stp->spin_run_delay);
+		return span;
+	case POLL_DATA:
+		if (stp->spin_ts) {
+			span.begin = stp->spin_ts;
+			span.cpu = stp->spin_cpu;
+			span.empty_calls = stp->spin_calls;
+		}
+		break;
+	case POLL_OTHER:
+		break;
+	}
+	stp->spin_ts = 0;
+	return span;
+}
+
 static __always_inline int on_exit(__u8 sys, long ret)
 {
 	struct trace_outlier *e;
 	struct trace_key key = {};
-	struct trace_start st;
-	__u64 pid_tgid, lat, bytes;
+	struct trace_start *stp, st;
+	struct outlier_span span;
+	__u64 pid_tgid, lat, bytes, now;
 	__u32 tid;
 
 	/*
@@ -568,9 +698,12 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	if (targ_tgid && pid_tgid >> 32 != targ_tgid)
 		return 0;
 	tid = (__u32)pid_tgid;
-	if (!take_start(tid, sys, ret, &st))
+	stp = take_start(tid, sys, ret);
+	if (!stp)
 		return 0;
-	lat = bpf_ktime_get_ns() - st.ts;
+	now = bpf_ktime_get_ns();
+	st = *stp;
+	lat = now - st.ts;
 
 	bytes = bytes_of(&st, ret);
 	key.tgid = pid_tgid >> 32;
@@ -579,24 +712,28 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	key.dev = st.dev;
 	add_to_hist(&key, lat, bytes);
 
-	if (lat < threshold_ns)
+	span = spin_step(stp, key.outcome, now);
+	drop_start(tid, stp);
+	if (now - span.begin < threshold_ns)
 		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(TRACE_DROP_EVENTS);
 		return 0;
 	}
-	e->start_ns = st.ts;
-	e->latency_ns = lat;
+	e->start_ns = span.begin;
+	e->latency_ns = now - span.begin;
+	e->empty_calls = span.empty_calls;
 	e->bytes = bytes;
 	e->ret = ret;
 	e->pid = key.tgid;
 	e->tid = tid;
 	e->fd = st.fd;
-	e->cpu = st.cpu;
+	e->cpu = span.cpu;
 	e->sys = st.sys;
 	e->outcome = key.outcome;
 	e->dev = st.dev;
+	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return 0;

@@ -22,6 +22,15 @@
  */
 #define TRACE_SLOTS	40
 
+/*
+ * A thread that busy-polls (Open MPI's TCP transport, NCCL's socket
+ * proxy) waits in a run of calls that find nothing, not in one call: the
+ * run, from the first empty call to the one that gets data, is timed as
+ * one wait. Running longer than this between its calls (or sleeping at
+ * all) ends a run; waiting for a CPU does not.
+ */
+#define TRACE_SPIN_GAP_NS	1000000ULL
+
 /* Calls longer than this many ns streamed as outliers by default. */
 #define TRACE_DEFAULT_THRESHOLD_NS	1000000ULL
 
@@ -120,7 +129,12 @@ struct trace_outlier {
 	__u8 sys;
 	__u8 outcome;
 	__u8 dev;
-	__u8 pad[5];
+	__u8 pad;
+	/*
+	 * Busy polling: the waiting calls before this one that found nothing
+	 * (0 ready, -EAGAIN), in a run from start_ns; 0 for a call on its own.
+	 */
+	__u32 empty_calls;
 	char comm[TRACE_COMM_LEN];	/* thread name */
 };
 

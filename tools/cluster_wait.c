@@ -217,12 +217,20 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 		uint32_t root = root_of(w, a);
 		struct rank_state *rs = &w->ranks[root], *ws = &w->ranks[a->waiter];
 
+		if (a->verdict == INCONSISTENT) {
+			/*
+			 * Not a wait for this message: no round, no blame, and
+			 * whoever waits on the waiter next waited on it.
+			 */
+			ws->settled[ws->nsettled++ % SETTLED] = (struct settled){ a->end, a->waiter };
+			rs->st.inconsistent++;
+			continue;
+		}
 		ws->settled[ws->nsettled++ % SETTLED] = (struct settled){ a->end, root };
 		rs->st.waited_on_ns += a->wait_ns;
 		rs->st.last++;
 		rs->st.certain += a->verdict == CERTAIN;
 		rs->st.ambiguous += a->verdict == AMBIGUOUS;
-		rs->st.inconsistent += a->verdict == INCONSISTENT;
 		w->rounds++;
 	}
 	if (!n)

@@ -16,7 +16,8 @@
  * It is certain when the gap exceeds the two clocks' bounds at those
  * instants, ambiguous within them, and inconsistent when the message left
  * before the wait began by more than the bounds (a clock outside its
- * bound, or a wait that was for something else).
+ * bound, or a wait that was for something else: the rank's CPU, the
+ * network): counted on the sender, but neither a round nor blame.
  */
 #ifndef LCLK_CLUSTER_WAIT_H
 #define LCLK_CLUSTER_WAIT_H
@@ -34,7 +35,9 @@ struct rank_wait {
 	int64_t wait_ns;		/* time in attributed blocks */
 	int64_t waited_on_ns;		/* others' blocked time rooted here */
 	uint64_t last;			/* attributed blocks rooted here: rounds it came last */
-	uint64_t certain, ambiguous, inconsistent;	/* of those */
+	uint64_t certain, ambiguous;	/* of those */
+	uint64_t inconsistent;		/* blocks rooted here by a message sent
+					 * before they began: not in last */
 	/* The stall report: the last message each way, and its bound. */
 	int64_t last_send_ns, last_send_bound_ns;
 	int64_t last_recv_ns, last_recv_bound_ns;

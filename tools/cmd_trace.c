@@ -46,7 +46,10 @@ static const char usage[] =
 "warning, when there is no device. A call the kernel restarts after a stop\n"
 "or a signal is one call from its first entry to its last exit (so is a\n"
 "call a signal handler interrupted, with EINTR, and that the program makes\n"
-"again at once); a futex wait whose word had changed (EAGAIN) is zero.\n"
+"again at once); a futex wait whose word had changed (EAGAIN) is zero. A\n"
+"thread that busy-polls waits in a run of empty calls (poll, epoll, select\n"
+"finding nothing, recv/read -EAGAIN): the run, up to the call that gets data,\n"
+"is one outlier, with the count of its empty calls.\n"
 "\n"
 "Filters (combined: a process must pass all; none: every process):\n"
 "      --pid PID         all threads of process PID\n"
@@ -145,13 +148,16 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
 	struct json *j = &r->json;
 
 	if (!r->g->json) {
-		printf("OUTLIER %lld.%09lld %u/%u %-16s %s%s%s %s fd=%d bytes=%llu ret=%lld %.3f ms\n",
+		printf("OUTLIER %lld.%09lld %u/%u %-16s %s%s%s %s fd=%d bytes=%llu ret=%lld %.3f ms",
 		       (long long)(t->start / 1000000000), (long long)(t->start % 1000000000),
 		       e->pid, e->tid, e->comm, trace_sys_name(e->sys),
 		       e->dev ? ":" : "", trace_dev_name(e->dev),
 		       trace_outcome_name(e->outcome), e->fd,
 		       (unsigned long long)e->bytes, (long long)e->ret,
 		       e->latency_ns / 1e6);
+		if (e->empty_calls)
+			printf(" after %u empty calls", e->empty_calls);
+		putchar('\n');
 		return;
 	}
 	json_init(j, stdout);	/* one document per line */
@@ -172,6 +178,7 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
 	json_int(j, "fd", e->fd);
 	json_uint(j, "bytes", e->bytes);
 	json_int(j, "ret", e->ret);
+	json_uint(j, "empty_calls", e->empty_calls);
 	json_uint(j, "cpu", e->cpu);
 	json_obj_end(j);
 	json_end(j);
@@ -192,6 +199,7 @@ static int write_slice(struct trace_run *r, const struct trace_outlier *e,
 		{ .name = "ret", .val = e->ret },
 		{ .name = "bound_begin_ns", .val = t->bound_start },
 		{ .name = "bound_end_ns", .val = t->bound_end },
+		{ .name = "empty_calls", .val = e->empty_calls },
 		{ .name = "device", .str = trace_dev_name(e->dev) },
 	};
 	struct perfetto_slice s = {
@@ -202,7 +210,7 @@ static int write_slice(struct trace_run *r, const struct trace_outlier *e,
 		.start_ns = t->start,
 		.end_ns = t->end,
 		.args = args,
-		.nargs = e->dev ? 7 : 6,
+		.nargs = e->dev ? 8 : 7,
 	};
 
 	return perfetto_slice(r->pf, &s);

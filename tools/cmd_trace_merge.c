@@ -33,13 +33,16 @@ static const char usage[] =
 "were sent by more than the two bounds are violations; within the bounds,\n"
 "inversions (ambiguous, not wrong).\n"
 "\n"
-"Waits: each blocking call of a rank (poll, epoll, select, recv, read, futex\n"
-"that got data; a TCP receive of 1 ms or more) is attributed to the message\n"
-"that ended it, and through a sender that was itself just released, to the\n"
-"rank at the root of the chain: per rank, time waiting, time others waited\n"
-"on it, share of rounds it came last, each ordering certain (gap beyond\n"
-"both bounds), ambiguous (within) or inconsistent; the straggler; and for a\n"
-"stalled job the last message each rank sent and received, with its bound.\n"
+"Waits: each blocking call of a rank of --min-wait or more (poll, epoll,\n"
+"select, recv, read, futex that got data, or a busy-polling run of them; a\n"
+"TCP receive) is attributed to the message that ended it, and through a\n"
+"sender that was itself just released, to the rank at the root of the\n"
+"chain: per rank, time waiting, time others waited on it, share of rounds\n"
+"it came last, each ordering certain (gap beyond both bounds) or ambiguous\n"
+"(within); the straggler; and for a stalled job the last message each rank\n"
+"sent and received, with its bound. A wait ended by a message sent before\n"
+"it began, by more than the bounds, is inconsistent (it waited for\n"
+"something else, or a clock is outside its bound): counted, not a round.\n"
 "\n"
 "Inputs are streamed: memory holds one read buffer per input, the events of\n"
 "the last --window and the sends not yet received.\n"
@@ -51,6 +54,7 @@ static const char usage[] =
 "      --link DUR        a receive ending within DUR of a wait ended it; a\n"
 "                        send within DUR of its sender's wait passes the\n"
 "                        blame on (default 1ms)\n"
+"      --min-wait DUR    shorter blocking calls are not waits (default 1ms)\n"
 "      --prom-out FILE   node_exporter textfile: per host pair violations,\n"
 "                        LYING flag, certified width, claimed bound\n"
 "      --json            the report as one JSON document\n"
@@ -332,11 +336,12 @@ static int write_prom(const char *path, const struct merge_result *r)
 
 int cmd_trace_merge_run(int argc, char **argv, struct cli_global *g)
 {
-	enum { O_WINDOW = 0x100, O_PROM_OUT, O_LINK };
+	enum { O_WINDOW = 0x100, O_PROM_OUT, O_LINK, O_MIN_WAIT };
 	static const struct option opts[] = {
 		{ "output",	required_argument, NULL, 'o' },
 		{ "window",	required_argument, NULL, O_WINDOW },
 		{ "link",	required_argument, NULL, O_LINK },
+		{ "min-wait",	required_argument, NULL, O_MIN_WAIT },
 		{ "prom-out",	required_argument, NULL, O_PROM_OUT },
 		CLI_COMMON_LONGOPTS,
 		{}
@@ -361,6 +366,7 @@ int cmd_trace_merge_run(int argc, char **argv, struct cli_global *g)
 			break;
 		case O_WINDOW:
 		case O_LINK:
+		case O_MIN_WAIT:
 			if (!cli_parse_duration_ns(&cmd_trace_merge, argv[optind - 1], optarg, &v))
 				return EXIT_USAGE;
 			if (v <= 0)
@@ -368,8 +374,10 @@ int cmd_trace_merge_run(int argc, char **argv, struct cli_global *g)
 						       argv[optind - 1], optarg);
 			if (opt == O_WINDOW)
 				o.window_ns = v;
-			else
+			else if (opt == O_LINK)
 				o.link_ns = v;
+			else
+				o.block_ns = v;
 			break;
 		case O_PROM_OUT:
 			prom_out = optarg;

@@ -697,7 +697,7 @@ static int on_event(struct merge *m, struct event *e)
 	err = hold(m, e);
 	if (err)
 		return err;
-	if (e->waits || (e->msg == MSG_IS_RECV && e->end - e->begin >= m->block_ns)) {
+	if ((e->waits || e->msg == MSG_IS_RECV) && e->end - e->begin >= m->block_ns) {
 		err = cluster_wait_block(res->wait, e->rank, e->begin, e->end, e->bound_begin);
 		if (err)
 			return err;

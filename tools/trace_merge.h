@@ -41,7 +41,8 @@ struct merge_input_stats {
 struct merge_opts {
 	int64_t window_ns;		/* 0: MERGE_DEFAULT_WINDOW_NS */
 	int64_t link_ns;		/* 0: CLUSTER_DEFAULT_LINK_NS (cluster_wait.h) */
-	int64_t block_ns;		/* a TCP receive this long is a wait (0: 1 ms) */
+	int64_t block_ns;		/* a waiting call or TCP receive this long is a
+					 * wait (0: 1 ms) */
 };
 
 struct merge_result {

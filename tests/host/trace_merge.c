@@ -551,4 +551,35 @@ TEST(a_rank_3ms_off_claiming_10us_is_flagged_and_only_its_pairs)
 	ring_cleanup(&g);
 }
 
+/*
+ * Rank 1 waits 10 ms for a message rank 0 sent 50 ms before the wait began
+ * (it sat in the socket while rank 1 was busy): not a wait for rank 0, so
+ * no round and no blame on it; rank 2's wait on rank 1's next send is then
+ * rank 1's doing, not passed on to rank 0.
+ */
+TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 50 * MS, .bound_ns = 10 * US };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 110 * MS, .bound_ns = 10 * US };
+	struct msg_end send1 = { .host = 1, .rank = 1, .t_ns = T0 + 110 * MS + 100 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end recv2 = { .host = 2, .rank = 2, .t_ns = T0 + 120 * MS, .bound_ns = 10 * US };
+
+	ASSERT_NE(w, NULL);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 100 * MS, T0 + 110 * MS, 10 * US), 0);
+	cluster_wait_message(w, &send0, &recv1);
+	ASSERT_EQ(cluster_wait_block(w, 2, T0 + 105 * MS, T0 + 120 * MS, 10 * US), 0);
+	cluster_wait_message(w, &send1, &recv2);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rounds(w), 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->inconsistent, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->last, 0);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->waited_on_ns, 0);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->last, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->certain, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->waited_on_ns, 15 * MS);
+	cluster_wait_free(w);
+}
+
 TEST_HARNESS_MAIN

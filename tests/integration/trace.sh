@@ -262,6 +262,16 @@ check "busy: $busy recvfrom with data" $CHECK series "$TMP/$busy_case.jsonl" "$P
 check "busy: the other $((calls - 2 * busy)) recvfrom are EAGAIN" \
 	$CHECK series "$TMP/$busy_case.jsonl" "$PP_PID" recvfrom eagain $((calls - 2 * busy)) --bytes 0
 
+# ---- busy polling is waiting: a run of EAGAIN calls, one outlier ----------
+# The peer answers 20 ms late; the initiator spins on recv(MSG_DONTWAIT) the
+# while. Each round's wait is one outlier from its first empty call to the
+# call that got the answer, as the merge needs to see an MPI rank's wait.
+start_pp spin -n 20 -b -d 20000 -l "$TMP/spin.log"
+start_trace spin --pid "$PP_PID"
+go spin; pp_wait spin; stop_trace
+check "busy polling: each round's run of EAGAIN calls is one 20 ms wait" \
+	$CHECK spins "$TMP/spin.jsonl" "$TMP/spin.log" "$PP_PID" 20000000
+
 # ---- ioctl devices, by file name --------------------------------------------
 mkdir -p "$TMP/dev/infiniband"
 mknod "$TMP/dev/nvidia0" c 1 3 && mknod "$TMP/dev/infiniband/uverbs0" c 1 3

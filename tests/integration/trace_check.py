@@ -15,6 +15,9 @@ expected, else prints why and exits 1.
                                no such series
   pids JSONL PID...            the traced processes are exactly these
   outliers JSONL LOG PID CLOCK each outlier lies inside a logged round
+  spins JSONL LOG PID MIN_NS   one outlier with data per logged round, a run
+                               of empty recvfrom calls from the round's start
+                               (within it, at least MIN_NS long)
   invariant JSONL [--calls N] [--min-lost N]
                                outliers + lost events = traced calls (= N),
                                at least N of them lost
@@ -130,6 +133,29 @@ def cmd_outliers(args):
         if abs(o["end_ns"] - o["start_ns"] - o["latency_ns"]) > 1000:
             fail("outlier duration %d vs latency %d" %
                  (o["end_ns"] - o["start_ns"], o["latency_ns"]))
+
+
+def cmd_spins(args):
+    path, log, pid, min_ns = args
+    _, outliers, lost, _ = load(path)
+    rounds = [tuple(map(int, l.split())) for l in open(log)]
+    # An empty call can be an outlier of its own (preempted on a loaded CPU).
+    spins = sorted((o for o in outliers if o["outcome"] == "data"), key=lambda o: o["start_ns"])
+    if lost.get("events"):
+        fail("%d outliers lost" % lost["events"])
+    if len(spins) != len(rounds):
+        fail("%d outliers with data for %d rounds" % (len(spins), len(rounds)))
+    for o, (before, after) in zip(spins, rounds):
+        if o["pid"] != int(pid) or o["syscall"] != "recvfrom" or o["bytes"] != 8:
+            fail("unexpected outlier %s" % o)
+        if not o["empty_calls"] > 0:
+            fail("no empty calls before %s" % o)
+        if not before <= o["start_ns"] <= o["end_ns"] <= after:
+            fail("spin [%d, %d] outside its round [%d, %d]" %
+                 (o["start_ns"], o["end_ns"], before, after))
+        if o["latency_ns"] < int(min_ns):
+            fail("spin of %d ns, the peer waited %s" % (o["latency_ns"], min_ns))
+    print("%d spins, %d empty calls in all" % (len(spins), sum(o["empty_calls"] for o in spins)))
 
 
 def cmd_invariant(args):
@@ -350,7 +376,7 @@ def cmd_ranks(args):
 
 def main():
     cmds = {"series": cmd_series, "absent": cmd_absent, "pids": cmd_pids,
-            "outliers": cmd_outliers,
+            "outliers": cmd_outliers, "spins": cmd_spins,
             "invariant": cmd_invariant, "prom": cmd_prom,
             "perfetto": cmd_perfetto, "ranks": cmd_ranks}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
