@@ -30,7 +30,7 @@ struct attribution {
 };
 
 struct settled {
-	int64_t end;
+	int64_t begin, end;
 	uint32_t root;
 };
 
@@ -190,6 +190,26 @@ void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
 	r->st.wait_ns += a.wait_ns;
 }
 
+/*
+ * Whether the culprit's wait s, the last that ended before it sent, passes
+ * the blame on: it sent within link_ns of that wait's end, or it spent at
+ * least half of the time from the waiter's wait beginning to its send
+ * waiting itself (on a loaded host a released rank may take long to send;
+ * it was still not the one everybody waited on).
+ */
+static bool passes_blame(const struct cluster_wait *w, const struct attribution *a,
+			 const struct settled *s)
+{
+	int64_t begin = a->end - a->wait_ns, from;
+
+	if (a->send_ns - s->end <= w->link_ns)
+		return true;
+	if (a->send_ns <= begin)
+		return false;
+	from = s->begin > begin ? s->begin : begin;
+	return s->end > from && 2 * (s->end - from) >= a->send_ns - begin;
+}
+
 /* The culprit's own wait that ended just before it sent: its root, or itself. */
 static uint32_t root_of(const struct cluster_wait *w, const struct attribution *a)
 {
@@ -202,7 +222,7 @@ static uint32_t root_of(const struct cluster_wait *w, const struct attribution *
 		const struct settled *s = &c->settled[(i - 1) % SETTLED];
 
 		if (s->end <= a->send_ns)
-			return a->send_ns - s->end <= w->link_ns ? s->root : a->culprit;
+			return passes_blame(w, a, s) ? s->root : a->culprit;
 	}
 	return a->culprit;
 }
@@ -222,11 +242,13 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 			 * Not a wait for this message: no round, no blame, and
 			 * whoever waits on the waiter next waited on it.
 			 */
-			ws->settled[ws->nsettled++ % SETTLED] = (struct settled){ a->end, a->waiter };
+			ws->settled[ws->nsettled++ % SETTLED] =
+				(struct settled){ a->end - a->wait_ns, a->end, a->waiter };
 			rs->st.inconsistent++;
 			continue;
 		}
-		ws->settled[ws->nsettled++ % SETTLED] = (struct settled){ a->end, root };
+		ws->settled[ws->nsettled++ % SETTLED] =
+			(struct settled){ a->end - a->wait_ns, a->end, root };
 		rs->st.waited_on_ns += a->wait_ns;
 		rs->st.last++;
 		rs->st.certain += a->verdict == CERTAIN;

@@ -6,8 +6,9 @@
  * matched receive of that rank ending within link_ns after it (or the
  * receive itself). Its sender is the direct cause; when the sender had
  * itself just stopped waiting (it sent within link_ns of the end of an
- * attributed wait) the blame passes along to that wait's root, so that in
- * a ring or a tree the rank everyone waited on is named, not its neighbour.
+ * attributed wait, or spent most of the time it was waited on waiting
+ * itself) the blame passes along to that wait's root, so that in a ring
+ * or a tree the rank everyone waited on is named, not its neighbour.
  * Roots are settled once the merge is horizon_ns past a wait, in the order
  * the waits ended: a sender's own wait may be attributed after the wait it
  * caused (its message reached the merge late, stamped by a clock ahead).

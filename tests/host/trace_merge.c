@@ -582,4 +582,39 @@ TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
 	cluster_wait_free(w);
 }
 
+/*
+ * Rank 1 waits on rank 0, which was itself waiting on rank 2 and forwards
+ * FORWARD after it is released: slow to forward (10 ms, beyond the 1 ms
+ * link) after waiting 30 ms, rank 0 still passes the blame on to rank 2;
+ * after waiting only 2 ms and computing 30 ms, it keeps it. Returns the
+ * rank both waits are rooted at, UINT32_MAX if none.
+ */
+static uint32_t both_rooted_at(int64_t wait0, int64_t forward)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	int64_t released = T0 + 10 * MS + wait0, sent = released + forward;
+	struct msg_end send2 = { .host = 2, .rank = 2, .t_ns = released - 100 * US };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = released };
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = sent };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = sent + 100 * US };
+	uint32_t root = UINT32_MAX, r;
+
+	cluster_wait_block(w, 0, T0 + 10 * MS, released, 0);
+	cluster_wait_message(w, &send2, &recv0);
+	cluster_wait_block(w, 1, T0 + 10 * MS, sent + 100 * US, 0);
+	cluster_wait_message(w, &send0, &recv1);
+	cluster_wait_settle(w, INT64_MAX);
+	for (r = 0; r < cluster_wait_nranks(w); r++)
+		if (cluster_wait_rank(w, r)->last == 2)
+			root = r;
+	cluster_wait_free(w);
+	return root;
+}
+
+TEST(a_rank_slow_to_forward_after_a_long_wait_passes_the_blame_on)
+{
+	EXPECT_EQ(both_rooted_at(30 * MS, 10 * MS), 2);
+	EXPECT_EQ(both_rooted_at(2 * MS, 30 * MS), UINT32_MAX);
+}
+
 TEST_HARNESS_MAIN
