@@ -20,7 +20,7 @@ struct block {
 	int64_t begin, end, bound_begin;
 };
 
-enum verdict { CERTAIN, AMBIGUOUS, INCONSISTENT };
+enum verdict { CERTAIN, AMBIGUOUS, INCONSISTENT, TRANSIT };
 
 /* A wait and the message that ended it, root still to be found. */
 struct attribution {
@@ -38,6 +38,7 @@ struct rank_state {
 	struct rank_wait st;
 	struct block pending[PENDING];	/* oldest first */
 	unsigned int npending;
+	int64_t last_begin, last_end;	/* the last block seen */
 	struct settled settled[SETTLED];	/* a ring, last at nsettled - 1 */
 	unsigned int nsettled;
 };
@@ -95,6 +96,14 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 
 	if (!r)
 		return -ENOMEM;
+	/*
+	 * The same wait seen twice: a TCP receive inside the recv call that
+	 * made it (the receive ends first, and may be attributed already).
+	 */
+	if (r->st.blocks && begin <= r->last_end && end >= r->last_begin)
+		return 0;
+	r->last_begin = begin;
+	r->last_end = end;
 	r->st.blocks++;
 	if (r->npending == PENDING)	/* the oldest never found its message */
 		memmove(r->pending, r->pending + 1, --r->npending * sizeof(*r->pending));
@@ -181,9 +190,16 @@ void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
 		.send_ns = send->t_ns,
 		.waiter = recv->rank,
 		.culprit = send->rank,
-		.verdict = eps == CLUSTER_BOUND_UNKNOWN || (gap <= eps && gap >= -eps) ?
-			   AMBIGUOUS : gap > eps ? CERTAIN : INCONSISTENT,
 	};
+	if (eps == CLUSTER_BOUND_UNKNOWN)
+		a.verdict = AMBIGUOUS;
+	else if (gap < -eps)
+		a.verdict = INCONSISTENT;
+	else if (2 * (gap + eps) < a.wait_ns)
+		/* sent in the first half of the wait, even at the bounds' edge */
+		a.verdict = TRANSIT;
+	else
+		a.verdict = gap <= eps ? AMBIGUOUS : CERTAIN;
 	if (add_attribution(w, &a))
 		return;
 	r->st.attributed++;
@@ -237,14 +253,17 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 		uint32_t root = root_of(w, a);
 		struct rank_state *rs = &w->ranks[root], *ws = &w->ranks[a->waiter];
 
-		if (a->verdict == INCONSISTENT) {
+		if (a->verdict == INCONSISTENT || a->verdict == TRANSIT) {
 			/*
-			 * Not a wait for this message: no round, no blame, and
+			 * Not a wait for the sender: no round, no blame, and
 			 * whoever waits on the waiter next waited on it.
 			 */
 			ws->settled[ws->nsettled++ % SETTLED] =
 				(struct settled){ a->end - a->wait_ns, a->end, a->waiter };
-			rs->st.inconsistent++;
+			if (a->verdict == INCONSISTENT)
+				rs->st.inconsistent++;
+			else
+				ws->st.transit++;
 			continue;
 		}
 		ws->settled[ws->nsettled++ % SETTLED] =

@@ -17,8 +17,11 @@
  * It is certain when the gap exceeds the two clocks' bounds at those
  * instants, ambiguous within them, and inconsistent when the message left
  * before the wait began by more than the bounds (a clock outside its
- * bound, or a wait that was for something else: the rank's CPU, the
- * network): counted on the sender, but neither a round nor blame.
+ * bound, or a wait that was for something else): counted on the sender.
+ * A message that left in the first half of the wait, even at the bounds'
+ * edge, kept the waiter waiting in transit (the network, the waiter's own
+ * CPU), not by leaving late: counted on the waiter. Neither is a round,
+ * nor passes blame.
  */
 #ifndef LCLK_CLUSTER_WAIT_H
 #define LCLK_CLUSTER_WAIT_H
@@ -39,6 +42,7 @@ struct rank_wait {
 	uint64_t certain, ambiguous;	/* of those */
 	uint64_t inconsistent;		/* blocks rooted here by a message sent
 					 * before they began: not in last */
+	uint64_t transit;		/* its blocks on messages sent early in them */
 	/* The stall report: the last message each way, and its bound. */
 	int64_t last_send_ns, last_send_bound_ns;
 	int64_t last_recv_ns, last_recv_bound_ns;
@@ -50,7 +54,11 @@ struct cluster_wait;
 struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns);
 void cluster_wait_free(struct cluster_wait *w);
 
-/* A blocking interval [begin, end] of rank; 0 or -ENOMEM. */
+/*
+ * A blocking interval [begin, end] of rank, in the order they end; one
+ * that overlaps the rank's previous one is the same wait, and ignored.
+ * 0 or -ENOMEM.
+ */
 int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 		       int64_t end, int64_t bound_begin_ns);
 

@@ -42,7 +42,9 @@ static const char usage[] =
 "(within); the straggler; and for a stalled job the last message each rank\n"
 "sent and received, with its bound. A wait ended by a message sent before\n"
 "it began, by more than the bounds, is inconsistent (it waited for\n"
-"something else, or a clock is outside its bound): counted, not a round.\n"
+"something else, or a clock is outside its bound); one ended by a message\n"
+"sent in its first half, even at the bounds' edge, was in transit (the\n"
+"network, the waiter's CPU): both counted, neither a round.\n"
 "\n"
 "Inputs are streamed: memory holds one read buffer per input, the events of\n"
 "the last --window and the sends not yet received.\n"
@@ -103,15 +105,15 @@ static void print_waits(const struct merge_result *r)
 
 	if (!cluster_wait_nranks(w))
 		return;
-	printf("waits: %llu attributed to the message that ended them\n",
+	printf("waits: %llu rounds, a wait on a rank that sent late\n",
 	       (unsigned long long)rounds);
 	for (i = 0; i < cluster_wait_nranks(w) && i < r->nranks; i++) {
 		const struct rank_wait *rw = cluster_wait_rank(w, i);
 
-		printf("  %s: waited %.3f ms in %llu/%llu blocks, others waited %.3f ms on it, last in %.1f%% of rounds (%llu certain, %llu ambiguous, %llu inconsistent)",
+		printf("  %s: waited %.3f ms in %llu/%llu blocks (%llu in transit), others waited %.3f ms on it, last in %.1f%% of rounds (%llu certain, %llu ambiguous, %llu inconsistent)",
 		       r->rank_names[i], rw->wait_ns / 1e6, (unsigned long long)rw->attributed,
-		       (unsigned long long)rw->blocks, rw->waited_on_ns / 1e6,
-		       rounds ? 100.0 * rw->last / rounds : 0.0,
+		       (unsigned long long)rw->blocks, (unsigned long long)rw->transit,
+		       rw->waited_on_ns / 1e6, rounds ? 100.0 * rw->last / rounds : 0.0,
 		       (unsigned long long)rw->certain, (unsigned long long)rw->ambiguous,
 		       (unsigned long long)rw->inconsistent);
 		print_window("sent", rw->sent, rw->last_send_ns, rw->last_send_bound_ns);
@@ -149,6 +151,7 @@ static void json_ranks(struct json *j, const struct merge_result *r)
 		json_uint(j, "certain", rw->certain);
 		json_uint(j, "ambiguous", rw->ambiguous);
 		json_uint(j, "inconsistent", rw->inconsistent);
+		json_uint(j, "transit", rw->transit);
 		if (rw->sent) {
 			json_int(j, "last_send_ns", rw->last_send_ns);
 			json_int(j, "last_send_bound_ns", rw->last_send_bound_ns);

@@ -564,12 +564,13 @@ TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
 	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 110 * MS, .bound_ns = 10 * US };
 	struct msg_end send1 = { .host = 1, .rank = 1, .t_ns = T0 + 110 * MS + 100 * US,
 				 .bound_ns = 10 * US };
-	struct msg_end recv2 = { .host = 2, .rank = 2, .t_ns = T0 + 120 * MS, .bound_ns = 10 * US };
+	struct msg_end recv2 = { .host = 2, .rank = 2, .t_ns = T0 + 110 * MS + 200 * US,
+				 .bound_ns = 10 * US };
 
 	ASSERT_NE(w, NULL);
 	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 100 * MS, T0 + 110 * MS, 10 * US), 0);
 	cluster_wait_message(w, &send0, &recv1);
-	ASSERT_EQ(cluster_wait_block(w, 2, T0 + 105 * MS, T0 + 120 * MS, 10 * US), 0);
+	ASSERT_EQ(cluster_wait_block(w, 2, T0 + 105 * MS, T0 + 110 * MS + 200 * US, 10 * US), 0);
 	cluster_wait_message(w, &send1, &recv2);
 	cluster_wait_settle(w, INT64_MAX);
 	EXPECT_EQ(cluster_wait_rounds(w), 1);
@@ -578,7 +579,7 @@ TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
 	EXPECT_EQ(cluster_wait_rank(w, 0)->waited_on_ns, 0);
 	EXPECT_EQ(cluster_wait_rank(w, 1)->last, 1);
 	EXPECT_EQ(cluster_wait_rank(w, 1)->certain, 1);
-	EXPECT_EQ(cluster_wait_rank(w, 1)->waited_on_ns, 15 * MS);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->waited_on_ns, 5 * MS + 200 * US);
 	cluster_wait_free(w);
 }
 
@@ -615,6 +616,58 @@ TEST(a_rank_slow_to_forward_after_a_long_wait_passes_the_blame_on)
 {
 	EXPECT_EQ(both_rooted_at(30 * MS, 10 * MS), 2);
 	EXPECT_EQ(both_rooted_at(2 * MS, 30 * MS), UINT32_MAX);
+}
+
+/*
+ * Rank 1's recv call waits 30 ms for rank 0's message, and so does the TCP
+ * receive inside it: one wait, not a second one that the next message
+ * (rank 2's, sent long before) would end.
+ */
+TEST(a_tcp_receive_inside_its_recv_call_is_one_wait)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 39 * MS };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 40 * MS };
+	struct msg_end send2 = { .host = 2, .rank = 2, .t_ns = T0 };
+	struct msg_end recv1b = { .host = 1, .rank = 1, .t_ns = T0 + 40 * MS + 300 * US };
+
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 10 * MS + 10 * US, T0 + 40 * MS, 0), 0);
+	cluster_wait_message(w, &send0, &recv1);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 10 * MS, T0 + 40 * MS + 20 * US, 0), 0);
+	cluster_wait_message(w, &send2, &recv1b);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->blocks, 1);
+	EXPECT_EQ(cluster_wait_rounds(w), 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->last, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 2)->inconsistent, 0);
+	cluster_wait_free(w);
+}
+
+/*
+ * Rank 1 waits 15 ms for a message rank 0 sent 2 ms into the wait: it
+ * waited on the network, not on rank 0; a wait of 15 ms on one sent 14 ms
+ * in is rank 0's doing.
+ */
+TEST(a_wait_on_a_message_sent_early_in_it_is_transit_not_a_round)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 2 * MS, .bound_ns = 10 * US };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 15 * MS, .bound_ns = 10 * US };
+	struct msg_end send0b = { .host = 0, .rank = 0, .t_ns = T0 + 114 * MS, .bound_ns = 10 * US };
+	struct msg_end recv1b = { .host = 1, .rank = 1, .t_ns = T0 + 115 * MS, .bound_ns = 10 * US };
+
+	ASSERT_EQ(cluster_wait_block(w, 1, T0, T0 + 15 * MS, 10 * US), 0);
+	cluster_wait_message(w, &send0, &recv1);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 100 * MS, T0 + 115 * MS, 10 * US), 0);
+	cluster_wait_message(w, &send0b, &recv1b);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rounds(w), 1);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->transit, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->wait_ns, 30 * MS);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->last, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->certain, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->waited_on_ns, 15 * MS);
+	cluster_wait_free(w);
 }
 
 TEST_HARNESS_MAIN
