@@ -75,6 +75,7 @@ const volatile __u64 targ_comm[TRACE_COMM_WORDS];
 const volatile __u64 targ_comm_mask[TRACE_COMM_WORDS];
 const volatile bool filter_cgroup;	/* cgroup in cgroup_map[0] */
 const volatile __u64 threshold_ns = TRACE_DEFAULT_THRESHOLD_NS;
+const volatile __u64 spin_gap_ns = TRACE_SPIN_GAP_NS;
 /* tp_btf: enum trace_sys by syscall number */
 const volatile __u8 sys_class[TRACE_MAX_NR];
 
@@ -437,7 +438,7 @@ static __always_inline void sched_counts(__u64 *nvcsw, __u64 *run_delay)
 /*
  * Whether the thread, since the last empty call of its run, did something
  * else than poll again: it slept (a voluntary switch: nanosleep, a lock),
- * or ran for over TRACE_SPIN_GAP_NS. Time it waited for a CPU does not
+ * or ran for over spin_gap_ns. Time it waited for a CPU does not
  * count: spinners on a busy host are preempted, and still waiting.
  */
 static __always_inline bool spin_broken(const struct trace_start *stp, __u64 now)
@@ -447,7 +448,7 @@ static __always_inline bool spin_broken(const struct trace_start *stp, __u64 now
 	sched_counts(&nvcsw, &run_delay);
 	if (nvcsw != stp->spin_nvcsw)
 		return true;
-	return now - stp->spin_last > TRACE_SPIN_GAP_NS + (run_delay - stp->spin_run_delay);
+	return now - stp->spin_last > spin_gap_ns + (run_delay - stp->spin_run_delay);
 }
 
 /* A call of class sys (fentry: known, tp_btf: looked up by number). */

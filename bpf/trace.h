@@ -27,7 +27,8 @@
  * proxy) waits in a run of calls that find nothing, not in one call: the
  * run, from the first empty call to the one that gets data, is timed as
  * one wait. Running longer than this between its calls (or sleeping at
- * all) ends a run; waiting for a CPU does not.
+ * all) ends a run; waiting for a CPU does not. The default of lclkctl
+ * trace --spin-gap.
  */
 #define TRACE_SPIN_GAP_NS	1000000ULL
 

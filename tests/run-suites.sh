@@ -97,7 +97,8 @@ suite_integration() {
 #
 # Each kernel's suite runs in two VMs, so that the VMs take similar times:
 # the kernel-level tests, and the daemon's, protocols' and PyTorch's tests,
-# which exercise lclkctl and the Python package more than the kernel.
+# which exercise lclkctl and the Python package more than the kernel, and
+# the cluster view's (four hosts in network namespaces).
 #
 # Tests that suspend the guest must not touch the host root after it: each
 # runs alone in a VM of its own, from a root in memory (tests/vm/ram-root.sh),
@@ -106,7 +107,7 @@ suite_integration() {
 # A VM runs on one host thread (tests/vm/vm-run), so LCLK_VM_JOBS of them
 # (default: one per CPU) run side by side; their results are shown and
 # counted in a fixed order once all are done.
-userspace_tests='^tests/guest/(daemon|daemon_ptp|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
+userspace_tests='^tests/guest/(cluster_clock|cluster_gloo|cluster_mpi|daemon|daemon_ptp|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
 ram_root_tests='^build/tests/guest/lclk_suspend$'
 
 # vm_job NAME KERNEL SKIP TESTS [RAM_TEST]: the guest suite in a VM, or

@@ -61,6 +61,18 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 	return -1;
 }
 
+const char *cli_opt_name(const struct option *longopts, int opt)
+{
+	static char name[64];
+
+	for (; longopts->name; longopts++)
+		if (!longopts->flag && longopts->val == opt) {
+			snprintf(name, sizeof(name), "--%s", longopts->name);
+			return name;
+		}
+	return "?";
+}
+
 bool cli_parse_s64(const struct cli_cmd *cmd, const char *what,
 		   const char *s, long long *out)
 {

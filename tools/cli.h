@@ -48,6 +48,9 @@ int cli_getopt(int argc, char **argv, const char *shortopts,
 	       const struct option *longopts, const struct cli_cmd *cmd,
 	       struct cli_global *g, int *exit_code);
 
+/* "--NAME" of the long option opt returns (for messages); "?" if none. */
+const char *cli_opt_name(const struct option *longopts, int opt);
+
 /* Print "lclkctl CMD: message" to stderr and return EXIT_USAGE. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -49,7 +49,7 @@ static const char usage[] =
 "again at once); a futex wait whose word had changed (EAGAIN) is zero. A\n"
 "thread that busy-polls waits in a run of empty calls (poll, epoll, select\n"
 "finding nothing, recv/read -EAGAIN): the run, up to the call that gets data,\n"
-"is one outlier, with the count of its empty calls.\n"
+"is one outlier, with the count of its empty calls (see --spin-gap).\n"
 "\n"
 "Filters (combined: a process must pass all; none: every process):\n"
 "      --pid PID         all threads of process PID\n"
@@ -60,6 +60,10 @@ static const char usage[] =
 "                        at the end\n"
 "      --duration DUR    stop after DUR; default: at SIGINT or SIGTERM\n"
 "      --threshold DUR   outliers are calls of at least DUR (default 1ms)\n"
+"      --spin-gap DUR    a busy-polling thread that runs for over DUR between\n"
+"                        two empty calls (or sleeps) ends its wait (default\n"
+"                        1ms; more where a CPU may vanish under the thread, as\n"
+"                        a vCPU of an overcommitted host does)\n"
 "      --trace-out FILE  write outliers as a Perfetto trace (protobuf), one\n"
 "                        track per thread, in the trace's clock, each with\n"
 "                        its bound; see lclkctl trace merge for many hosts\n"
@@ -325,7 +329,7 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 		      struct trace_opts *o)
 {
 	enum { O_PID = 0x100, O_COMM, O_CGROUP, O_INTERVAL, O_DURATION,
-	       O_THRESHOLD, O_TRACE_OUT, O_PROM_OUT, O_ATTACH, O_MESSAGES };
+	       O_THRESHOLD, O_TRACE_OUT, O_PROM_OUT, O_ATTACH, O_MESSAGES, O_SPIN_GAP };
 	static const struct option opts[] = {
 		{ "pid",	required_argument, NULL, O_PID },
 		{ "comm",	required_argument, NULL, O_COMM },
@@ -333,6 +337,7 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 		{ "interval",	required_argument, NULL, O_INTERVAL },
 		{ "duration",	required_argument, NULL, O_DURATION },
 		{ "threshold",	required_argument, NULL, O_THRESHOLD },
+		{ "spin-gap",	required_argument, NULL, O_SPIN_GAP },
 		{ "trace-out",	required_argument, NULL, O_TRACE_OUT },
 		{ "prom-out",	required_argument, NULL, O_PROM_OUT },
 		{ "attach",	required_argument, NULL, O_ATTACH },
@@ -344,6 +349,7 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 	int opt, code = -1;
 
 	o->filter.threshold_ns = TRACE_DEFAULT_THRESHOLD_NS;
+	o->filter.spin_gap_ns = TRACE_SPIN_GAP_NS;
 	while ((opt = cli_getopt(argc, argv, CLI_COMMON_SHORTOPTS, opts, &cmd_trace, g, &code)) != -1) {
 		switch (opt) {
 		case O_PID:
@@ -362,15 +368,18 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 		case O_INTERVAL:
 		case O_DURATION:
 		case O_THRESHOLD:
-			if (!cli_parse_duration_ns(&cmd_trace, argv[optind - 1], optarg, &v))
+		case O_SPIN_GAP:
+			if (!cli_parse_duration_ns(&cmd_trace, cli_opt_name(opts, opt), optarg, &v))
 				return EXIT_USAGE;
 			if (v <= 0 || (opt == O_INTERVAL && v < NSEC_PER_MSEC))
 				return cli_usage_error(&cmd_trace, "%s: '%s' is too short",
-						       argv[optind - 1], optarg);
+						       cli_opt_name(opts, opt), optarg);
 			if (opt == O_INTERVAL)
 				o->interval_ns = v;
 			else if (opt == O_DURATION)
 				o->duration_ns = v;
+			else if (opt == O_SPIN_GAP)
+				o->filter.spin_gap_ns = v;
 			else
 				o->filter.threshold_ns = v;
 			break;

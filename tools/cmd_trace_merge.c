@@ -370,11 +370,11 @@ int cmd_trace_merge_run(int argc, char **argv, struct cli_global *g)
 		case O_WINDOW:
 		case O_LINK:
 		case O_MIN_WAIT:
-			if (!cli_parse_duration_ns(&cmd_trace_merge, argv[optind - 1], optarg, &v))
+			if (!cli_parse_duration_ns(&cmd_trace_merge, cli_opt_name(opts, opt), optarg, &v))
 				return EXIT_USAGE;
 			if (v <= 0)
 				return cli_usage_error(&cmd_trace_merge, "%s: '%s' is too short",
-						       argv[optind - 1], optarg);
+						       cli_opt_name(opts, opt), optarg);
 			if (opt == O_WINDOW)
 				o.window_ns = v;
 			else if (opt == O_LINK)

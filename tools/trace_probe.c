@@ -273,6 +273,7 @@ static int load(struct trace_probe *tp, const struct trace_kernel *k,
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->targ_tgid = f->pid;
 	skel->rodata->threshold_ns = f->threshold_ns;
+	skel->rodata->spin_gap_ns = f->spin_gap_ns ? f->spin_gap_ns : TRACE_SPIN_GAP_NS;
 	if (f->comm)
 		set_comm_filter(skel, f->comm);
 	skel->rodata->filter_cgroup = f->cgroup != NULL;

@@ -26,6 +26,7 @@ struct trace_filter {
 	const char *comm;	/* NULL: any */
 	const char *cgroup;	/* cgroup v2 directory, NULL: any */
 	uint64_t threshold_ns;	/* outliers: calls at least this long */
+	uint64_t spin_gap_ns;	/* a busy-polling run ends past this gap */
 	enum trace_attach attach;
 	bool messages;		/* TCP message records (fentry-capable kernels) */
 };

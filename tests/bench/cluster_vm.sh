@@ -1,16 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The cluster view's verdicts, from tests/guest/cluster_clock.sh in the VM
-# (4 network namespaces as 4 hosts, /dev/lclk0..3, rank 3 slowed):
+# The cluster view's verdicts, from tests/guest/cluster_mpi.sh in the VM
+# (4 network namespaces as 4 hosts, /dev/lclk0..3, hosts 1-3 synced by
+# lclkctl daemons to host 0's lclkctl serve, Open MPI rank 3 slowed):
 #   BENCH cluster.straggler_precision  share of rounds charged to the slowed
-#                                      rank, honest clocks (goal >= 0.95)
-#   BENCH cluster.false_violations     violations with honest clocks (goal 0)
+#                                      rank, synced clocks (goal >= 0.95)
+#   BENCH cluster.false_violations     violations with synced clocks (goal 0)
 #   BENCH cluster.detected_lying_pairs pairs flagged with /dev/lclk3 3 ms off
 #                                      claiming 10 us (goal: 2, host3's pairs
 #                                      with traffic both ways, and no other)
 #   BENCH cluster.passive_width_us     median width of the interval the
-#                                      traffic certifies per pair (veth), honest
-#   BENCH cluster.lclk_claimed_bound_us  the sum of the pair's bounds beside it
+#                                      traffic certifies per pair (veth), synced
+#   BENCH cluster.lclk_claimed_bound_us  the sum of the pair's bounds beside it,
+#                                      as the daemons publish them on that link
+#   BENCH cluster.lclk_bound_us        a daemon's own bound on that link (median
+#                                      of hosts 1-3)
+#   BENCH cluster.chronyd_bound_us     chronyd's maximum error on the same link
+#                                      (a client of host 0's serve)
 # KERNEL=ALIAS boots that kernel (default: the host's, 6.1).
 set -u
 cd "$(dirname "$0")/../.."
@@ -18,12 +24,12 @@ KERNEL=${KERNEL:-}
 LOG=$(mktemp /tmp/lclk-bench-cluster-vm.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 
-tests/vm/vm-run ${KERNEL:+-k "$KERNEL"} -s 2 -t 1000 -- \
-	'LCLK_TEST_TIMEOUT=900 LCLK_MODULE_ARGS=instances=4 LCLK_GUEST_TESTS="tests/guest/cluster_clock.sh" tests/guest/run.sh' \
+tests/vm/vm-run ${KERNEL:+-k "$KERNEL"} -s 2 -t 1500 -- \
+	'LCLK_TEST_TIMEOUT=1400 LCLK_GUEST_TESTS="tests/guest/cluster_mpi.sh" tests/guest/run.sh' \
 	>"$LOG" 2>&1
 grep -E '^(not )?ok|^# (honest|lying|loose)' "$LOG" | sed 's/^/# /'
-read -r _ share _ viol _ _ < <(grep -a '^BENCH_honest' "$LOG")
-read -r _ _ _ _ _ flagged < <(grep -a '^BENCH_lying' "$LOG")
+read -r _ share _ viol _ _ _ < <(grep -a '^BENCH_honest' "$LOG")
+read -r _ _ _ _ _ flagged _ < <(grep -a '^BENCH_lying' "$LOG")
 [ -n "${share:-}" ] || { echo "cluster_vm bench: no verdict from the guest" >&2; exit 1; }
 echo "BENCH cluster.straggler_precision $share"
 echo "BENCH cluster.false_violations $viol"
@@ -37,3 +43,7 @@ awk '/^# honest:/ { h = 1; next } /^# (lying|loose):/ { h = 0 } h && /width/ {
 	printf "BENCH cluster.passive_width_us %.1f\n", w[int((n + 1) / 2)] / 1000
 	printf "BENCH cluster.lclk_claimed_bound_us %.1f\n", c[int((n + 1) / 2)] / 1000
 }' "$LOG"
+read -r _ ours < <(grep -a '^BENCH_lclk_bound_us' "$LOG")
+read -r _ chrony < <(grep -a '^BENCH_chronyd_bound_us' "$LOG")
+[ -n "${ours:-}" ] && echo "BENCH cluster.lclk_bound_us $ours"
+[ -n "${chrony:-}" ] && echo "BENCH cluster.chronyd_bound_us $chrony"

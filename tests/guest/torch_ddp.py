@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The ranks of tests/guest/torch_ddp.sh: imports torch once (a minute under
 TCG), then forks one process per rank; each enters its network namespace
-(/run/netns/PREFIX<rank>), joins a gloo group over TCP and trains a small
+(/run/netns/PREFIX<rank>; with --cgroup-prefix, the cgroup
+/sys/fs/cgroup/CGPREFIX<rank> first), joins a gloo group over TCP and trains a small
 model with DistributedDataParallel, recording steps and collectives with
 lclk.torch into OUTDIR/rank<r>.pftrace (its output in OUTDIR/rank<r>.log).
 
@@ -41,6 +42,9 @@ def rank_main(a, rank):
     log = os.open(os.path.join(a.outdir, "rank%d.log" % rank), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    if a.cgroup_prefix:
+        with open("/sys/fs/cgroup/%s%d/cgroup.procs" % (a.cgroup_prefix, rank), "w") as f:
+            f.write(str(os.getpid()))
     enter_netns(a.netns_prefix + str(rank))
     torch.set_num_threads(1)
     logging.basicConfig(level=logging.INFO, format="rank %d: %%(message)s" % rank)
@@ -87,6 +91,7 @@ def main():
     ap.add_argument("--clock1", default="/dev/lclk1", help="the clock of --clock1-rank")
     ap.add_argument("--clock1-rank", type=int, default=3)
     ap.add_argument("--netns-prefix", default="lclk-ddp-")
+    ap.add_argument("--cgroup-prefix", default="", help="join this cgroup + rank first")
     ap.add_argument("--ifname", default="eth0")
     ap.add_argument("--master", default="10.77.0.1")
     ap.add_argument("--port", type=int, default=29511)

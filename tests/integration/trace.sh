@@ -146,6 +146,10 @@ check "unknown pid: exit 2" expect_exit 2 "no such process" "$LCLKCTL" trace --p
 check "missing cgroup: exit 2" expect_exit 2 "No such file" "$LCLKCTL" trace --cgroup "$TMP/none"
 check "not a cgroup: exit 2" expect_exit 2 "not a cgroup v2" "$LCLKCTL" trace --cgroup "$TMP"
 check "comm too long: exit 2" expect_exit 2 "1 to 15 characters" "$LCLKCTL" trace --comm 0123456789abcdef
+check "a duration too short names its option: exit 2" \
+	expect_exit 2 "^lclkctl trace: --spin-gap: '0' is too short" "$LCLKCTL" trace --spin-gap 0
+check "trace merge: the same" \
+	expect_exit 2 "^lclkctl trace merge: --min-wait: '0' is too short" "$LCLKCTL" trace merge --min-wait 0 x
 check "no CAP_BPF: exit 3" expect_exit 3 "CAP_BPF" \
 	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$LCLKCTL" trace
 # A verifier rejection in the chosen mode is an error, never a quiet switch

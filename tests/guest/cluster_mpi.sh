@@ -1,0 +1,207 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The cluster view on Open MPI, in the VM: four network namespaces on a
+# bridge are four hosts (tests/guest/lib/cluster.bash), host N stamping
+# with /dev/lclkN (the module is reloaded with instances=4 if it has
+# fewer). Host 0's clock is the reference, served by lclkctl serve; hosts
+# 1-3 follow it with lclkctl daemon (peer 10.77.0.1). mpirun, in the root
+# namespace, starts one rank per host through an rsh agent that enters the
+# host's namespace and cgroup; the ranks run MPI_Allreduce over Open MPI's
+# TCP transport (recursive doubling: every pair's traffic goes both ways),
+# rank 3 arriving LATE_MS late to each. Each host's lclkctl trace
+# --messages follows the ranks in its cgroup (not orted); the ranks
+# busy-poll, which the trace turns into waits (--spin-gap 20ms: under TCG
+# the host takes the vCPU away for ms at a time, unseen by the guest's
+# scheduler). Then trace merge:
+#  - synced by the daemons: rank 3 is the straggler in >= 95 % of rounds,
+#    certain, no causality violation, no pair flagged;
+#  - /dev/lclk3 (its daemon stopped) stepped 3 ms ahead, claiming 10 us:
+#    exactly host 3's pairs flagged LYING, with violations;
+#  - 3 ms ahead with an honest 5 ms bound: no violation, no pair flagged,
+#    and messages to and from host 3 ordered ambiguous.
+# Also chronyd's bound on the same link, for tests/bench/cluster_vm.sh.
+# Under TCG a rank sometimes stalls for tens of ms for want of a CPU (four
+# hosts and their tracers on two vCPUs): that is a straggler too, so the
+# slowed one is slowed by much more (LATE_MS 200). Runs as root; TAP.
+set -uo pipefail
+cd "${LCLK_REPO:-.}"
+
+lclkctl=build/lclkctl
+N=4 ROUNDS=${ROUNDS:-40} LATE_MS=${LATE_MS:-200} COUNT=${COUNT:-64}
+scale=${LCLK_TIME_SCALE:-1}
+dir=$(mktemp -d /tmp/lclk-cluster-mpi.XXXXXX)
+# shellcheck source=tests/guest/lib/cluster.bash
+. tests/guest/lib/cluster.bash
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	cluster_down $N
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+# wait_for SECONDS CMD...: until CMD succeeds, SECONDS times LCLK_TIME_SCALE.
+wait_for() {
+	local end=$((SECONDS + $1 * scale))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.5
+	done
+}
+
+echo "TAP version 13"
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+	echo "1..0 # SKIP Open MPI is not installed (make deps)"
+	exit 0
+fi
+if ! $lclkctl trace --messages --trace-out "$dir/probe.pftrace" --duration 100ms \
+	>/dev/null 2>"$dir/probe.err"; then
+	why=$(sed -n 's/^lclkctl trace: --messages needs //p' "$dir/probe.err")
+	echo "1..0 # SKIP --messages needs ${why:-$(cat "$dir/probe.err")}"
+	exit 0
+fi
+cluster_instances $N || { echo "not ok 1 - the module reloaded with instances=$N"; exit 1; }
+cluster_up $N || { echo "not ok 1 - $N hosts on a bridge"; exit 1; }
+mpicc -O2 -Wall -Wextra -Werror tests/integration/mpi_allreduce.c -o "$dir/lclk_allreduce" ||
+	{ echo "not ok 1 - mpicc builds the allreduce loop"; exit 1; }
+
+# mpirun's rsh agent: "HOST CMD..." runs CMD on the host with that address.
+cat >"$dir/agent" <<EOA
+#!/bin/bash
+host=\$1
+shift
+. $PWD/tests/guest/lib/cluster.bash
+cluster_exec \$((\${host##*.} - 1)) sh -c "\$*"
+EOA
+chmod +x "$dir/agent"
+
+# ---- the clocks: host 0 the reference, served; the others follow it -------
+$lclkctl -d /dev/lclk0 set --realtime --bound 10us --max-drift 0 --holdover 1h \
+	--allow-backward >/dev/null || exit 1
+(cluster_exec 0 $lclkctl -d /dev/lclk0 serve -a "$CLUSTER_NET.1" -p 123 -u root \
+	--allow "$CLUSTER_NET.0/24" --rate 100 --burst 50 >"$dir/serve.log" 2>&1) &
+pids+=($!)
+daemons=()
+for i in 1 2 3; do
+	cat >"$dir/lclk$i.conf" <<-EOC
+	device /dev/lclk$i
+	peer $CLUSTER_NET.1
+	poll 500ms 1s
+	fastpolls 4
+	samples 4 50ms 300ms
+	holdover 1h
+	maxdrift 100ppm
+	control $dir/ctl$i.sock
+	metrics off
+	log info
+	EOC
+	(cluster_exec "$i" $lclkctl daemon -c "$dir/lclk$i.conf" >"$dir/daemon$i.log" 2>&1) &
+	daemons[i]=$!
+	pids+=($!)
+done
+synced() { $lclkctl -d "/dev/lclk$1" --json status 2>/dev/null | grep -q '"status":"synced"'; }
+all_synced() { synced 1 && synced 2 && synced 3; }
+check "hosts 1-3 synchronised by their daemons to host 0's lclkctl serve" wait_for 90 all_synced
+# The daemons' bounds, for tests/bench/cluster_vm.sh: their median.
+for i in 1 2 3; do
+	$lclkctl -d "/dev/lclk$i" --json status | grep -oE '"bound_ns":[0-9]+' | head -1 | cut -d: -f2
+done | sort -n | sed -n 2p | awk '{ printf "# the daemons: median bound %.1f us\nBENCH_lclk_bound_us %.1f\n", $1 / 1e3, $1 / 1e3 }'
+
+# chronyd's bound on the same link, beside the daemons': chronyd -x (it
+# never touches the clock) on host 2 as a client of host 0's serve; its
+# tracking log's last column is its maximum error (root delay / 2 + root
+# dispersion), the median of its last 5 updates.
+cat >"$dir/chrony.conf" <<EOC
+server $CLUSTER_NET.1 minpoll 0 maxpoll 0 iburst
+port 0
+cmdport 0
+pidfile $dir/chronyd.pid
+logdir $dir
+log tracking
+EOC
+(cluster_exec 2 chronyd -x -d -u root -f "$dir/chrony.conf" >"$dir/chronyd.log" 2>&1) &
+pids+=($!)
+tracked() { [ "$(grep -cE '^[0-9]{4}-' "$dir/tracking.log" 2>/dev/null)" -ge 8 ]; }
+if wait_for 90 tracked; then
+	chrony_us=$(grep -E '^[0-9]{4}-' "$dir/tracking.log" | tail -5 | awk '{ print $NF * 1e6 }' |
+		sort -g | sed -n 3p)
+	echo "# chronyd on host 2's link: max error ${chrony_us} us (median of its last 5 updates)"
+	echo "BENCH_chronyd_bound_us $chrony_us"
+else
+	echo "# chronyd on host 2's link: no clock update in time"
+	sed 's/^/# chronyd: /' "$dir/chronyd.log" | tail -5
+fi
+kill -TERM "${pids[-1]}"
+
+# run CASE: trace the four hosts while the ranks run; merge into CASE.json.
+run() {
+	local c=$1 i t=()
+	mkdir -p "$dir/$c"
+	for i in $(seq 0 $((N - 1))); do
+		$lclkctl -d "/dev/lclk$i" trace --cgroup "/sys/fs/cgroup/lclk-cl$i" \
+			--comm lclk_allreduce --messages --threshold 500us --spin-gap 20ms --trace-out "$dir/$c/host$i.pftrace" \
+			>"$dir/$c/trace$i.out" 2>"$dir/$c/trace$i.err" &
+		t+=($!)
+		pids+=($!)
+	done
+	for i in $(seq 0 $((N - 1))); do
+		wait_for 60 grep -q '^Tracing' "$dir/$c/trace$i.err" ||
+			{ cat "$dir/$c/trace$i.err"; return 1; }
+	done
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		timeout $((300 * scale)) mpirun -np $N \
+		--host "$CLUSTER_NET.1,$CLUSTER_NET.2,$CLUSTER_NET.3,$CLUSTER_NET.4" \
+		--mca plm_rsh_agent "$dir/agent" --mca plm_rsh_no_tree_spawn 1 \
+		--mca btl tcp,self --mca btl_tcp_if_include "$CLUSTER_NET.0/24" \
+		--mca oob_tcp_if_include "$CLUSTER_NET.0/24" \
+		--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 3 \
+		"$dir/lclk_allreduce" "$ROUNDS" 3 "$LATE_MS" "$COUNT" >"$dir/$c/mpirun.out" 2>&1
+	local rc=$?
+	kill -TERM "${t[@]}"
+	wait "${t[@]}"
+	sed 's/^/# mpirun: /' "$dir/$c/mpirun.out" | head -20
+	grep -hv '^Tracing' "$dir/$c"/trace*.err | sed 's/^/# trace: /'
+	[ $rc -eq 0 ] || return 1
+	# TCG: a rank forwards well over 1 ms after its wait ends.
+	$lclkctl --json trace merge --link 20ms "$dir/$c"/host*.pftrace \
+		-o "$dir/$c/cluster.pftrace" >"$dir/$c.json" &&
+		python3 tests/guest/lib/cluster_verdict.py "$dir/$c.json" "$c" host3 |
+		tee "$dir/$c.v"
+}
+
+# bench CASE: "SHARE CERTAIN VIOLATIONS AMBIGUOUS FLAGGED MATCHED".
+bench() { grep "^BENCH_$1 " "$dir/$1.v" | cut -d' ' -f2-; }
+
+check "synced: $ROUNDS allreduce rounds across $N hosts, correct sums" run honest
+read -r share certain viol _ flagged matched < <(bench honest)
+check "synced: the hosts' TCP messages recorded and matched (${matched:-0})" test "${matched:-0}" -gt 0
+check "synced: rank 3 is the straggler in >= 95% of rounds (${share:-})" \
+	python3 -c "import sys; sys.exit(not ${share:-0} >= 0.95)"
+check "synced: its orderings are certain (${certain:-})" \
+	python3 -c "import sys; sys.exit(not ${certain:-0} >= 0.95)"
+check "synced: no causality violation (${viol:-}), no pair flagged (${flagged:-})" \
+	test "${viol:-1}" -eq 0 -a "${flagged:-}" = -
+
+# Host 3 on its own from here: its daemon stopped, its clock set by hand.
+kill -TERM "${daemons[3]}"
+wait "${daemons[3]}" 2>/dev/null
+$lclkctl -d /dev/lclk3 step -- 3ms >/dev/null &&
+	$lclkctl -d /dev/lclk3 set --bound 10us --max-drift 0 >/dev/null &&
+	check "3 ms off claiming 10 us: the allreduce runs" run lying
+read -r _ _ viol _ flagged _ < <(bench lying)
+check "3 ms off claiming 10 us: exactly host3's pairs flagged (${flagged:-}), violations (${viol:-})" \
+	test "${flagged:-}" = "host1-host3,host2-host3" -a "${viol:-0}" -gt 0
+$lclkctl -d /dev/lclk3 set --bound 5ms --max-drift 0 >/dev/null &&
+	check "3 ms off with a 5 ms bound: the allreduce runs" run loose
+read -r _ _ viol ambiguous flagged _ < <(bench loose)
+check "3 ms off with a 5 ms bound: no violation (${viol:-}), no pair flagged (${flagged:-})" \
+	test "${viol:-1}" -eq 0 -a "${flagged:-}" = -
+check "3 ms off with a 5 ms bound: host3's messages ordered ambiguous (${ambiguous:-})" \
+	test "${ambiguous:-0}" -gt 0
+echo "1..$n"
