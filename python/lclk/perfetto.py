@@ -254,12 +254,15 @@ def _s64(v: int) -> int:
 
 
 class Slice:
-    """A slice read back: track, category, name, begin/end ns, annotations."""
-    __slots__ = ("track", "category", "name", "start_ns", "end_ns", "args")
+    """A slice read back: track, category, name, begin/end ns, annotations,
+    and root: the name of the track's outermost ancestor (a merged trace's
+    host, a recorder's process)."""
+    __slots__ = ("track", "root", "category", "name", "start_ns", "end_ns", "args")
 
     def __init__(self, track: str, category: str, name: str, start_ns: int,
-                 args: Dict[str, Value]) -> None:
+                 args: Dict[str, Value], root: str = "") -> None:
         self.track = track
+        self.root = root
         self.category = category
         self.name = name
         self.start_ns = start_ns
@@ -303,7 +306,15 @@ def read_slices(data: bytes) -> List[Slice]:
     a trace is a sequence of packets). Begin and end pair up per sequence
     and track, as nested slices do."""
     names: Dict[int, str] = {}
+    parents: Dict[int, int] = {}
     open_: Dict[Tuple[int, int], List[Slice]] = {}
+
+    def root(uuid: int) -> str:
+        seen = 0
+        while uuid in parents and seen < 16:
+            uuid, seen = parents[uuid], seen + 1
+        return names.get(uuid, "")
+
     out: List[Slice] = []
     for f, _, pkt in fields(data):
         if f != TRACE_PACKET or not isinstance(pkt, bytes):
@@ -320,19 +331,27 @@ def read_slices(data: bytes) -> List[Slice]:
             elif pf == PKT_TRACK_DESCRIPTOR:
                 td = v
         if isinstance(td, bytes):
-            uuid, tname = 0, ""
+            uuid, tname, parent = 0, "", None
             for tf, _, v in fields(td):
                 if tf == TD_UUID:
                     uuid = int(v)
                 elif tf == TD_NAME and isinstance(v, bytes):
                     tname = v.decode(errors="replace")
+                elif tf == TD_PARENT_UUID:
+                    parent = int(v)
+                elif tf == TD_PROCESS and isinstance(v, bytes) and not tname:
+                    for pf2, _, pv in fields(v):
+                        if pf2 == PD_PROCESS_NAME and isinstance(pv, bytes):
+                            tname = pv.decode(errors="replace")
             names.setdefault(uuid, tname)
+            if parent is not None:
+                parents.setdefault(uuid, parent)
         if not isinstance(ev, bytes):
             continue
         typ, uuid, cat, name, args = _event(ev)
         stack = open_.setdefault((seq, uuid), [])
         if typ == TYPE_SLICE_BEGIN:
-            s = Slice(names.get(uuid, ""), cat, name, ts, args)
+            s = Slice(names.get(uuid, ""), cat, name, ts, args, root(uuid))
             stack.append(s)
             out.append(s)
         elif typ == TYPE_SLICE_END and stack:
@@ -340,7 +359,7 @@ def read_slices(data: bytes) -> List[Slice]:
             s.end_ns = ts
             s.args.update(args)
         elif typ == TYPE_INSTANT:
-            s = Slice(names.get(uuid, ""), cat, name, ts, args)
+            s = Slice(names.get(uuid, ""), cat, name, ts, args, root(uuid))
             s.end_ns = ts
             out.append(s)
     return [s for s in out if s.end_ns is not None]

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 import lclk
-from lclk import perfetto, report
+from lclk import perfetto, report, timeline
 
 
 class NoDevice(unittest.TestCase):
@@ -207,6 +207,39 @@ class Report(unittest.TestCase):
         with contextlib.redirect_stderr(err):
             self.assertEqual(report.main(["/nonexistent/rank0.pftrace"]), 1)
         self.assertIn("No such file", err.getvalue())
+
+
+class Timeline(unittest.TestCase):
+    def test_lanes_by_host_and_an_arrow_from_send_to_receive(self):
+        with tempfile.TemporaryDirectory() as d:
+            data = b""
+            for host, pid in (("node0", 10), ("node1", 11)):
+                path = os.path.join(d, host + ".pftrace")
+                w = perfetto.Writer(path, host=host, pid=pid)
+                if host == "node0":
+                    w.slice("main", "tcp", "tcp_send", 1000, 2000,
+                            [("src", "a:1"), ("dst", "b:2"), ("seq", 100), ("len", 50)])
+                    w.slice("main", "syscall", "poll", 3000, 9000, [("outcome", "data")])
+                else:
+                    w.slice("main", "syscall", "recvfrom", 500, 4000, [("outcome", "data")])
+                    # its last byte, 149, is the send's: an arrow; 150 is no one's
+                    w.slice("main", "tcp", "tcp_recv", 3500, 4000,
+                            [("src", "a:1"), ("dst", "b:2"), ("seq", 120), ("len", 30)])
+                    w.slice("main", "tcp", "tcp_recv", 4100, 4200,
+                            [("src", "a:1"), ("dst", "b:2"), ("seq", 150), ("len", 10)])
+                w.close()
+                with open(path, "rb") as f:
+                    data += f.read()
+        slices = perfetto.read_slices(data)
+        # the recorder's process track is the root: "HOST: COMM"
+        self.assertEqual(sorted({s.root.split(":")[0] for s in slices}), ["node0", "node1"])
+        pairs = timeline.arrows(slices)
+        self.assertEqual([(s.start_ns, r.start_ns) for s, r in pairs], [(1000, 3500)])
+        svg = timeline.render(slices, 0, 10000)
+        self.assertEqual(svg.count("marker-end"), 1)
+        self.assertEqual(svg.count('fill="#4a7fc1"'), 3)   # the two waits and the legend's
+        self.assertIn(">node0: ", svg)
+        self.assertIn(">node1: ", svg)
 
 
 if __name__ == "__main__":
