@@ -7,8 +7,9 @@
 #   selftest     tests/vm/selftest.sh        (the test bed catches failures)
 #   demo         tests/vm/demo.sh            ("make demo" runs and shows a synced clock)
 # Usage: tests/run-suites.sh [SUITE...]   (default: all, in that order)
-# The last line is "N passed, N failed, N skipped"; the exit status is
-# non-zero when anything failed.
+# The last line is "N passed, N failed, N skipped" (skipped: skips, and
+# known shortfalls, TAP's "not ok ... # TODO"); the exit status is non-zero
+# when anything failed.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ vm_timeout=${LCLK_VM_TIMEOUT:-2400}
 # run_tap NAME CMD...: run CMD, show and log its output, count its TAP lines.
 # A command that fails without a "not ok" line counts as one failure.
 run_tap() {
-	local name=$1 log=$logs/$1.log rc p f s wholly
+	local name=$1 log=$logs/$1.log rc p f s t wholly
 	shift
 	echo "# ---- $name: $*"
 	"$@" 2>&1 | tee "$log"
@@ -34,15 +35,17 @@ run_tap() {
 	# A test that skips whole says so in its plan ("1..0 # SKIP why"):
 	# one skip, so that it is never silently absent from the count.
 	wholly=$(grep -cE '^1\.\.0 *# *(SKIP|skip)' "$log" | head -n 1)
-	f=$(grep -cE '^not ok( |$)' "$log" | head -n 1)
-	grep -E '^not ok( |$)' "$log" | sed "s|^|$name: |" >>"$failures"
+	# "not ok ... # TODO why": a known shortfall, shown with the skips.
+	t=$(grep -cE '^not ok( |$).*# *TODO' "$log" | head -n 1)
+	f=$(grep -E '^not ok( |$)' "$log" | grep -cvE '# *TODO' | head -n 1)
+	grep -E '^not ok( |$)' "$log" | grep -vE '# *TODO' | sed "s|^|$name: |" >>"$failures"
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "not ok - $name exited with status $rc"
 		echo "$name: exited with status $rc" >>"$failures"
 		f=1
 	fi
 	passed=$((passed + p - s))
-	skipped=$((skipped + s + wholly))
+	skipped=$((skipped + s + wholly + t))
 	failed=$((failed + f))
 }
 

@@ -255,11 +255,15 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 
 		if (a->verdict == INCONSISTENT || a->verdict == TRANSIT) {
 			/*
-			 * Not a wait for the sender: no round, no blame, and
-			 * whoever waits on the waiter next waited on it.
+			 * Not a wait for the sender: no round, no blame. Whoever
+			 * waits on the waiter next waited on it, or, in transit,
+			 * on the rank the message's sender itself waited on (the
+			 * message was late because a straggler held it up).
 			 */
+			if (a->verdict == INCONSISTENT || root == a->culprit)
+				root = a->waiter;
 			ws->settled[ws->nsettled++ % SETTLED] =
-				(struct settled){ a->end - a->wait_ns, a->end, a->waiter };
+				(struct settled){ a->end - a->wait_ns, a->end, root };
 			if (a->verdict == INCONSISTENT)
 				rs->st.inconsistent++;
 			else

@@ -670,4 +670,36 @@ TEST(a_wait_on_a_message_sent_early_in_it_is_transit_not_a_round)
 	cluster_wait_free(w);
 }
 
+/*
+ * Rank 0 waits 50 ms on rank 3 and forwards at once to rank 1, whose wait
+ * on it is in transit (sent early in it); rank 2 then waits on rank 1's
+ * forward: rank 3 held them all up, and rank 2's wait is rank 3's.
+ */
+TEST(a_wait_in_transit_passes_on_the_blame_of_its_chain)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 50 * MS, .bound_ns = 10 * US };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 50 * MS + 100 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 50 * MS + 200 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 60 * MS, .bound_ns = 10 * US };
+	struct msg_end send1 = { .host = 1, .rank = 1, .t_ns = T0 + 60 * MS + 100 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end recv2 = { .host = 2, .rank = 2, .t_ns = T0 + 60 * MS + 200 * US,
+				 .bound_ns = 10 * US };
+
+	ASSERT_EQ(cluster_wait_block(w, 0, T0, T0 + 50 * MS + 100 * US, 10 * US), 0);
+	cluster_wait_message(w, &send3, &recv0);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 48 * MS, T0 + 60 * MS, 10 * US), 0);
+	cluster_wait_message(w, &send0, &recv1);
+	ASSERT_EQ(cluster_wait_block(w, 2, T0, T0 + 60 * MS + 200 * US, 10 * US), 0);
+	cluster_wait_message(w, &send1, &recv2);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->transit, 1);
+	EXPECT_EQ(cluster_wait_rounds(w), 2);
+	EXPECT_EQ(cluster_wait_rank(w, 3)->last, 2);
+	cluster_wait_free(w);
+}
+
 TEST_HARNESS_MAIN
