@@ -5,7 +5,7 @@ grouped by host; waits (calls that got data, busy-polling runs) as bars;
 TCP sends and receives as ticks; an arrow from each send to the receive
 that took its last byte.
 
-    python3 -m lclk.timeline cluster.pftrace -o cluster.svg --start 1s --span 500ms
+    python3 -m lclk.timeline cluster.pftrace -o cluster.svg --start 1s --span 500ms [--main-threads]
 """
 import argparse
 import html
@@ -55,10 +55,17 @@ def arrows(slices: Sequence[Slice]) -> List[Tuple[Slice, Slice]]:
     return out
 
 
-def render(slices: Sequence[Slice], start_ns: int, span_ns: int) -> str:
+def main_thread(track: str) -> bool:
+    """A merged trace's "COMM (pid P) / NAME (tid T)" with T == P."""
+    m = re.search(r"\(pid (\d+)\) / .*\(tid (\d+)\)$", track)
+    return not m or m.group(1) == m.group(2)
+
+
+def render(slices: Sequence[Slice], start_ns: int, span_ns: int,
+           main_only: bool = False) -> str:
     end_ns = start_ns + span_ns
     shown = [s for s in slices if s.end_ns is not None and s.end_ns >= start_ns
-             and s.start_ns <= end_ns]
+             and s.start_ns <= end_ns and (not main_only or main_thread(s.track))]
     lanes = sorted({(s.root, s.track) for s in shown})
     row = {lane: i for i, lane in enumerate(lanes)}
     height = TOP + LANE_H * len(lanes) + 20
@@ -112,6 +119,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-o", "--output", required=True, help="the SVG to write")
     ap.add_argument("--start", type=duration, default=0, help="from the first event (default 0)")
     ap.add_argument("--span", type=duration, default=duration("500ms"), help="default 500ms")
+    ap.add_argument("--main-threads", action="store_true",
+                    help="only each process's main thread (not its helpers' lanes)")
     a = ap.parse_args(argv)
     try:
         with open(a.trace, "rb") as f:
@@ -124,7 +133,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     first = min(s.start_ns for s in slices)
     with open(a.output, "w") as f:
-        f.write(render(slices, first + a.start, a.span))
+        f.write(render(slices, first + a.start, a.span, a.main_threads))
     return 0
 
 

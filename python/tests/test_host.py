@@ -240,6 +240,8 @@ class Timeline(unittest.TestCase):
         self.assertEqual(svg.count('fill="#4a7fc1"'), 3)   # the two waits and the legend's
         self.assertIn(">node0: ", svg)
         self.assertIn(">node1: ", svg)
+        self.assertTrue(timeline.main_thread("mpi (pid 7) / mpi (tid 7)"))
+        self.assertFalse(timeline.main_thread("mpi (pid 7) / mpi (tid 9)"))
 
 
 if __name__ == "__main__":
