@@ -17,34 +17,11 @@ cd "${LCLK_REPO:-.}"
 
 lclkctl=build/lclkctl
 N=4 STEPS=${STEPS:-20} SLOW_MS=${SLOW_MS:-200}
-scale=${LCLK_TIME_SCALE:-1}
 dir=$(mktemp -d /tmp/lclk-cluster-gloo.XXXXXX)
 # shellcheck source=tests/guest/lib/cluster.bash
 . tests/guest/lib/cluster.bash
 export PYTHONPATH=$PWD/build/python/lib
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	cluster_down $N
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
-# A known shortfall (TAP TODO): reported, not counted as a failure.
-todo() { local name=$1 why=$2; shift 2; n=$((n + 1)); if "$@"; then echo "ok $n - $name"; else echo "not ok $n - $name # TODO $why"; fi; }
-wait_for() {
-	local end=$((SECONDS + $1 * scale))
-	shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.5
-	done
-}
+cluster_test $N "$dir"
 
 echo "TAP version 13"
 if ! /usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then
@@ -52,12 +29,7 @@ if ! /usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_availa
 	exit 0
 fi
 [ -f build/python/lib/lclk/.built ] || { echo "1..0 # SKIP make python first"; exit 0; }
-if ! $lclkctl trace --messages --trace-out "$dir/probe.pftrace" --duration 100ms \
-	>/dev/null 2>"$dir/probe.err"; then
-	why=$(sed -n 's/^lclkctl trace: --messages needs //p' "$dir/probe.err")
-	echo "1..0 # SKIP --messages needs ${why:-$(cat "$dir/probe.err")}"
-	exit 0
-fi
+cluster_need_messages
 cluster_instances $N || { echo "not ok 1 - the module reloaded with instances=$N"; exit 1; }
 cluster_up $N || { echo "not ok 1 - $N hosts on a bridge"; exit 1; }
 for i in $(seq 0 $((N - 1))); do
@@ -77,7 +49,7 @@ for i in $(seq 0 $((N - 1))); do
 	wait_for 300 grep -q '^Tracing' "$dir/trace$i.err" || sed 's/^/# /' "$dir/trace$i.err"
 done
 mkdir "$dir/ranks"
-timeout -k 5 $((480 * scale)) /usr/bin/python3 tests/guest/torch_ddp.py "$dir/ranks" \
+timeout -k 5 $((480 * ${LCLK_TIME_SCALE:-1})) /usr/bin/python3 tests/guest/torch_ddp.py "$dir/ranks" \
 	--ranks $N --steps "$STEPS" --slow-rank 3 --slow-ms "$SLOW_MS" --clock1 /dev/lclk3 \
 	--netns-prefix lclk-cl --cgroup-prefix lclk-cl --master "$CLUSTER_NET.1"
 rc=$?

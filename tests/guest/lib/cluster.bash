@@ -2,8 +2,8 @@
 # Sourced by the cluster view's guest tests (tests/guest/cluster_*.sh): N
 # network namespaces lclk-cl0..N-1 on a bridge are N hosts, host i at
 # 10.77.0.(i+1) with its own cgroup /sys/fs/cgroup/lclk-cli, stamping with
-# /dev/lclki. The test sets $dir (its temporary directory) first and calls
-# cluster_down when it exits.
+# /dev/lclki. A test calls cluster_test first; sourcing alone (as an rsh
+# agent does) defines the functions and nothing else.
 
 CLUSTER_BR=lclkbr$$
 CLUSTER_NET=10.77.0
@@ -70,4 +70,48 @@ cluster_down() {
 		# shellcheck disable=SC2086
 		tests/guest/lib/insmod.sh "$module" $cluster_module_args
 	fi
+}
+
+# ---- the tests' frame: TAP, waits, cleanup --------------------------------
+
+# cluster_test N DIR: N hosts and the test's temporary directory; what the
+# test starts in the background goes into the array pids, killed at exit,
+# when the hosts are torn down and DIR removed.
+cluster_test() {
+	cluster_n=$1 dir=$2 pids=() n=0
+	trap cluster_cleanup EXIT
+}
+
+cluster_cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	cluster_down "$cluster_n"
+	rm -rf "$dir"
+}
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+# A known shortfall (TAP TODO): reported, not counted as a failure.
+todo() { local name=$1 why=$2; shift 2; n=$((n + 1)); if "$@"; then echo "ok $n - $name"; else echo "not ok $n - $name # TODO $why"; fi; }
+
+# wait_for SECONDS CMD...: until CMD succeeds, SECONDS times LCLK_TIME_SCALE.
+wait_for() {
+	local end=$((SECONDS + $1 * ${LCLK_TIME_SCALE:-1}))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.5
+	done
+}
+
+# cluster_need_messages: a whole TAP skip, and exit, unless lclkctl trace
+# --messages works on this kernel.
+cluster_need_messages() {
+	local why
+	build/lclkctl trace --messages --trace-out "$dir/probe.pftrace" --duration 100ms \
+		>/dev/null 2>"$dir/probe.err" && return 0
+	why=$(sed -n 's/^lclkctl trace: --messages needs //p' "$dir/probe.err")
+	echo "1..0 # SKIP --messages needs ${why:-$(cat "$dir/probe.err")}"
+	exit 0
 }
