@@ -18,9 +18,10 @@
  * a benchmark divides by CALLS, unaffected by waiting for a busy CPU.
  * -T puts the two on a TCP connection over 127.0.0.1 (TCP_NODELAY)
  * instead, for lclkctl trace --messages, which records TCP only.
- * -l FILE logs each round as "SEND_BEFORE RECV_AFTER" in logical time
+ * -l FILE logs each round as "SEND_BEFORE RECV_AFTER EMPTY" in logical time
  * (/dev/lclk0) or, without the module, CLOCK_MONOTONIC: any traced call of
- * the round starts and ends between the two.
+ * the round starts and ends between the two; EMPTY is the number of the
+ * initiator's receives that found nothing (EAGAIN, EINTR) that round.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -79,7 +80,8 @@ static void xsend(int fd, uint64_t *calls)
 		die("send");
 }
 
-static int xrecv(int fd, bool busy, uint64_t *calls)
+/* Receives one message; *empty counts the calls that found none. */
+static int xrecv(int fd, bool busy, uint64_t *calls, uint64_t *empty)
 {
 	char msg[8];
 	ssize_t n;
@@ -93,6 +95,7 @@ static int xrecv(int fd, bool busy, uint64_t *calls)
 			return -1;	/* the other side is gone */
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			die("recv");
+		(*empty)++;
 	}
 }
 
@@ -102,11 +105,12 @@ static void peer(int fd, const struct opts *o, struct counts *c)
 		.tv_sec = o->delay_us / 1000000,
 		.tv_nsec = (o->delay_us % 1000000) * 1000,
 	};
+	uint64_t empty = 0;
 	long i;
 
 	for (i = 0; i < o->rounds; i++) {
 		/* The first wait is for "go": no spinning before it. */
-		if (xrecv(fd, o->busy && i > 0, &c->calls[1]))
+		if (xrecv(fd, o->busy && i > 0, &c->calls[1], &empty))
 			break;
 		if (o->delay_us)
 			nanosleep(&d, NULL);
@@ -198,6 +202,7 @@ int main(int argc, char **argv)
 	struct opts o = { .rounds = 1000 };
 	struct lclk_clock lc = { .fd = -1 };
 	int64_t start, elapsed, cpu, deadline, *stamps = NULL;
+	uint64_t *empty = NULL;
 	bool logical;
 	struct counts *c;
 	int sv[2], status;
@@ -209,7 +214,8 @@ int main(int argc, char **argv)
 	if (o.comm && prctl(PR_SET_NAME, o.comm))
 		die("prctl");
 	logical = lclk_open(&lc, "/dev/lclk0") == 0;
-	if (o.log && !(stamps = calloc(2 * o.rounds, sizeof(*stamps))))
+	if (o.log && (!(stamps = calloc(2 * o.rounds, sizeof(*stamps))) ||
+		      !(empty = calloc(o.rounds, sizeof(*empty)))))
 		die("calloc");
 	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -238,15 +244,19 @@ int main(int argc, char **argv)
 	start = lclk_monotonic_ns();
 	deadline = o.limit_ms ? start + o.limit_ms * 1000000LL : INT64_MAX;
 	for (i = 0; i < o.rounds && lclk_monotonic_ns() < deadline; i++) {
+		uint64_t round_empty = 0;
+
 		if (stamps)
 			stamps[2 * i] = now_ns(&lc, logical);
 		xsend(sv[0], &c->calls[0]);
-		if (xrecv(sv[0], o.busy, &c->calls[0])) {
+		if (xrecv(sv[0], o.busy, &c->calls[0], &round_empty)) {
 			fputs("pingpong: the peer went away\n", stderr);
 			return 1;
 		}
-		if (stamps)
+		if (stamps) {
 			stamps[2 * i + 1] = now_ns(&lc, logical);
+			empty[i] = round_empty;
+		}
 	}
 	elapsed = lclk_monotonic_ns() - start;
 	cpu = cpu_ns() - cpu;
@@ -261,8 +271,8 @@ int main(int argc, char **argv)
 		if (!f)
 			die(o.log);
 		for (i = 0; i < o.rounds; i++)
-			fprintf(f, "%lld %lld\n", (long long)stamps[2 * i],
-				(long long)stamps[2 * i + 1]);
+			fprintf(f, "%lld %lld %llu\n", (long long)stamps[2 * i],
+				(long long)stamps[2 * i + 1], (unsigned long long)empty[i]);
 		if (fclose(f))
 			die(o.log);
 	}

@@ -269,12 +269,13 @@ check "busy: the other $((calls - 2 * busy)) recvfrom are EAGAIN" \
 # ---- busy polling is waiting: a run of EAGAIN calls, one outlier ----------
 # The peer answers 20 ms late; the initiator spins on recv(MSG_DONTWAIT) the
 # while. Each round's wait is one outlier from its first empty call to the
-# call that got the answer, as the merge needs to see an MPI rank's wait.
-# --spin-gap 100ms: a TCG guest's vCPUs take turns on one host thread, with
+# call that got the answer, as the merge needs to see an MPI rank's wait:
+# it counts exactly the empty calls the ping-pong made that round.
+# --spin-gap 1s: a TCG guest's vCPUs take turns on one host thread, with
 # other VMs beside it, so a spinner's vCPU stops for tens of ms, unseen by
-# the guest. At least 10 ms of the wait: a run, not its last call alone.
+# the guest. Half the rounds, at least, must spin 10 ms of the peer's 20.
 start_pp spin -n 20 -b -d 20000 -l "$TMP/spin.log"
-start_trace spin --pid "$PP_PID" --spin-gap 100ms
+start_trace spin --pid "$PP_PID" --spin-gap 1s
 go spin; pp_wait spin; stop_trace
 check "busy polling: each round's run of EAGAIN calls is one wait of the peer's 20 ms" \
 	$CHECK spins "$TMP/spin.jsonl" "$TMP/spin.log" "$PP_PID" 10000000
