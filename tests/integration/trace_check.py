@@ -15,9 +15,9 @@ expected, else prints why and exits 1.
                                no such series
   pids JSONL PID...            the traced processes are exactly these
   outliers JSONL LOG PID CLOCK each outlier lies inside a logged round
-  spins JSONL LOG PID MIN_NS   one outlier with data per logged round, a run
-                               of empty recvfrom calls from the round's start
-                               (within it, at least MIN_NS long)
+  spins JSONL LOG PID MIN_NS   each outlier with data lies in a logged round
+                               and counts exactly the round's empty calls;
+                               half the rounds, at least, spun MIN_NS
   invariant JSONL [--calls N] [--min-lost N]
                                outliers + lost events = traced calls (= N),
                                at least N of them lost
