@@ -124,7 +124,7 @@ kill -TERM "${pids[-1]}"
 # LCLK_TIME_SCALE) the job's processes are shown, with where each sleeps,
 # and it is ended: status 124.
 mpirun_ranks() {
-	local out=$1 job end p
+	local out=$1 job p limit=$((${MPI_LIMIT_S:-180} * ${LCLK_TIME_SCALE:-1})) end
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np $N \
 		--host "$CLUSTER_NET.1,$CLUSTER_NET.2,$CLUSTER_NET.3,$CLUSTER_NET.4" \
 		--mca plm_rsh_agent "$dir/agent" --mca plm_rsh_no_tree_spawn 1 \
@@ -133,10 +133,10 @@ mpirun_ranks() {
 		--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 3 \
 		"$dir/lclk_allreduce" "$ROUNDS" 3 "$LATE_MS" "$COUNT" >"$out" 2>&1 &
 	job=$!
-	end=$((SECONDS + ${MPI_LIMIT_S:-180} * ${LCLK_TIME_SCALE:-1}))
+	end=$((SECONDS + limit))
 	while kill -0 $job 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
 	if kill -0 $job 2>/dev/null; then
-		echo "# mpirun still running after $((${MPI_LIMIT_S:-180} * ${LCLK_TIME_SCALE:-1})) s:"
+		echo "# mpirun still running after $limit s:"
 		for p in $(pgrep -x mpirun; pgrep -x orted; pgrep -x lclk_allreduce); do
 			echo "#   $p: $(grep -sh '^State' "/proc/$p/status")" \
 				"$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | cut -c1-60)"

@@ -113,6 +113,11 @@ def cmd_pids(args):
         fail("traced pids %s, expected %s" % (got, want))
 
 
+def rounds_holding(rounds, o):
+    """The logged rounds (SEND_BEFORE, RECV_AFTER, EMPTY) an outlier lies in."""
+    return [r for r in rounds if r[0] <= o["start_ns"] <= o["end_ns"] <= r[1]]
+
+
 def cmd_outliers(args):
     path, log, pid, clock = args
     _, outliers, lost, _ = load(path)
@@ -136,8 +141,7 @@ def cmd_outliers(args):
                  (o["start_ns"], o["end_ns"], before, after))
     for o in outliers:
         if o["syscall"] != "recvfrom" and (o["pid"] != int(pid) or o["syscall"] != "sendto" or
-                                           not any(b <= o["start_ns"] <= o["end_ns"] <= a
-                                                   for b, a, _ in rounds)):
+                                           not rounds_holding(rounds, o)):
             fail("unexpected outlier %s" % o)
         if abs(o["end_ns"] - o["start_ns"] - o["latency_ns"]) > 1000:
             fail("outlier duration %d vs latency %d" %
@@ -160,7 +164,7 @@ def cmd_spins(args):
     # no empty call was not busy polling, and its wait counts none.
     long_waits, waited = 0, set()
     for o in spins:
-        inside = [r for r in rounds if r[0] <= o["start_ns"] <= o["end_ns"] <= r[1]]
+        inside = rounds_holding(rounds, o)
         if o["pid"] != int(pid) or o["bytes"] != 8 or len(inside) != 1:
             fail("a wait outside the rounds: %s" % o)
         if inside[0] in waited:
