@@ -9,7 +9,9 @@
 # host's namespace and cgroup; the ranks run MPI_Allreduce over Open MPI's
 # TCP transport (recursive doubling: every pair's traffic goes both ways),
 # rank 3 arriving LATE_MS late to each. Each host's lclkctl trace
-# --messages follows the ranks in its cgroup (not orted); the ranks
+# --messages follows the ranks in its cgroup (not orted), started once
+# their first collective has connected them: that one also waits for
+# whichever rank mpirun started last, a straggler of another kind. The ranks
 # busy-poll, which the trace turns into waits (--spin-gap 1s: under TCG
 # the host takes a vCPU away for tens of ms at a time, unseen by the
 # guest's scheduler, and a run cut there loses its wait; the ranks do no
@@ -117,23 +119,39 @@ else
 fi
 kill -TERM "${pids[-1]}"
 
-# mpirun_ranks OUT: the allreduce job, its output into OUT. It takes under
-# a minute; twice (CI on 6.12, a loaded 6.1 guest), both times in the third
-# job, its ranks sent no byte and mpirun printed nothing until killed 300 s
-# later (cause not known). So after MPI_LIMIT_S (default 180 s, times
+# mpirun_ranks OUT ONCE_READY: the allreduce job, its output into OUT. Its
+# ranks connect first (mpi_allreduce.c, GO_DIR): once all four are ready,
+# ONCE_READY runs (it starts the traces), and then they begin their rounds;
+# if it fails, the job is ended: status 125. A job takes under a minute;
+# twice (CI on 6.12, a loaded 6.1 guest), both times in the third job, its
+# ranks sent no byte and mpirun printed nothing until killed 300 s later
+# (cause not known). So after MPI_LIMIT_S (default 180 s, times
 # LCLK_TIME_SCALE) the job's processes are shown, with where each sleeps,
 # and it is ended: status 124.
 mpirun_ranks() {
-	local out=$1 job p limit=$((${MPI_LIMIT_S:-180} * ${LCLK_TIME_SCALE:-1})) end
+	local out=$1 once_ready=$2 job p limit=$((${MPI_LIMIT_S:-180} * ${LCLK_TIME_SCALE:-1})) end
+	rm -rf "$dir/go.d"
+	mkdir "$dir/go.d"
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np $N \
 		--host "$CLUSTER_NET.1,$CLUSTER_NET.2,$CLUSTER_NET.3,$CLUSTER_NET.4" \
 		--mca plm_rsh_agent "$dir/agent" --mca plm_rsh_no_tree_spawn 1 \
 		--mca btl tcp,self --mca btl_tcp_if_include "$CLUSTER_NET.0/24" \
 		--mca oob_tcp_if_include "$CLUSTER_NET.0/24" \
 		--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 3 \
-		"$dir/lclk_allreduce" "$ROUNDS" 3 "$LATE_MS" "$COUNT" >"$out" 2>&1 &
+		"$dir/lclk_allreduce" "$ROUNDS" 3 "$LATE_MS" "$COUNT" "$dir/go.d" >"$out" 2>&1 &
 	job=$!
 	end=$((SECONDS + limit))
+	while kill -0 $job 2>/dev/null && [ $SECONDS -lt $end ] &&
+		[ "$(find "$dir/go.d" -name 'ready.*' | wc -l)" -lt $N ]; do
+		sleep 1
+	done
+	if kill -0 $job 2>/dev/null && [ $SECONDS -lt $end ]; then
+		if ! $once_ready; then
+			mpirun_end $job
+			return 125
+		fi
+		touch "$dir/go.d/go"
+	fi
 	while kill -0 $job 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
 	if kill -0 $job 2>/dev/null; then
 		echo "# mpirun still running after $limit s:"
@@ -142,38 +160,52 @@ mpirun_ranks() {
 				"$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | cut -c1-60)"
 			sed "s/^/#     $p stack: /" "/proc/$p/stack" 2>/dev/null | head -8
 		done
-		pkill -KILL -x orted
-		pkill -KILL -x lclk_allreduce
-		kill -KILL $job 2>/dev/null
-		wait $job 2>/dev/null
+		mpirun_end $job
 		return 124
 	fi
 	wait $job
 }
 
-# trace_job CASE: trace the four hosts while the ranks run: mpirun_ranks'
-# status.
-trace_job() {
-	local c=$1 i t=() rc
-	rm -rf "${dir:?}/$c"
-	mkdir -p "$dir/$c"
+# mpirun_end PID: the job of mpirun PID killed, ranks and all.
+mpirun_end() {
+	pkill -KILL -x orted
+	pkill -KILL -x lclk_allreduce
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# start_traces CASE: lclkctl trace on the four hosts, their pids in tracers.
+start_traces() {
+	local c=$1 i
+	tracers=()
 	for i in $(seq 0 $((N - 1))); do
 		$lclkctl -d "/dev/lclk$i" trace --cgroup "/sys/fs/cgroup/lclk-cl$i" \
 			--comm lclk_allreduce --messages --threshold 500us --spin-gap 1s --trace-out "$dir/$c/host$i.pftrace" \
 			>"$dir/$c/trace$i.out" 2>"$dir/$c/trace$i.err" &
-		t+=($!)
+		tracers+=($!)
 		pids+=($!)
 	done
 	for i in $(seq 0 $((N - 1))); do
 		wait_for 300 grep -q '^Tracing' "$dir/$c/trace$i.err" ||
 			{ echo "# host $i's trace did not start:"; sed 's/^/#   /' "$dir/$c/trace$i.err"; return 1; }
 	done
-	mpirun_ranks "$dir/$c/mpirun.out"
+}
+
+# trace_job CASE: the job, traced on the four hosts from the end of its
+# first collective: mpirun_ranks' status.
+trace_job() {
+	local c=$1 rc
+	rm -rf "${dir:?}/$c"
+	mkdir -p "$dir/$c"
+	tracers=()
+	mpirun_ranks "$dir/$c/mpirun.out" "start_traces $c"
 	rc=$?
-	kill -TERM "${t[@]}"
-	wait "${t[@]}"
+	if [ ${#tracers[@]} -gt 0 ]; then
+		kill -TERM "${tracers[@]}"
+		wait "${tracers[@]}"
+	fi
 	sed 's/^/# mpirun: /' "$dir/$c/mpirun.out" | head -20
-	grep -hv '^Tracing' "$dir/$c"/trace*.err | sed 's/^/# trace: /'
+	grep -hsv '^Tracing' "$dir/$c"/trace*.err | sed 's/^/# trace: /'
 	return $rc
 }
 
