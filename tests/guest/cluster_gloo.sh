@@ -37,6 +37,17 @@ for i in $(seq 0 $((N - 1))); do
 		--allow-backward >/dev/null || exit 1
 done
 
+# The ranks set up (a minute under TCG, joining the group waits for the
+# slowest importer), then wait in torch_ddp.py --go-dir while the traces
+# start: the traces hold the steps, not the set-up.
+mkdir "$dir/ranks" "$dir/go.d"
+timeout -k 5 $((480 * ${LCLK_TIME_SCALE:-1})) /usr/bin/python3 tests/guest/torch_ddp.py "$dir/ranks" \
+	--ranks $N --steps "$STEPS" --slow-rank 3 --slow-ms "$SLOW_MS" --clock1 /dev/lclk3 \
+	--netns-prefix lclk-cl --cgroup-prefix lclk-cl --master "$CLUSTER_NET.1" --go-dir "$dir/go.d" &
+job=$!
+pids+=("$job")
+ready() { [ "$(find "$dir/go.d" -name 'ready.*' | wc -l)" -eq $N ] || ! kill -0 $job 2>/dev/null; }
+wait_for 480 ready
 t=()
 for i in $(seq 0 $((N - 1))); do
 	$lclkctl -d "/dev/lclk$i" trace --cgroup "/sys/fs/cgroup/lclk-cl$i" --messages \
@@ -48,24 +59,23 @@ done
 for i in $(seq 0 $((N - 1))); do
 	wait_for 300 grep -q '^Tracing' "$dir/trace$i.err" || sed 's/^/# /' "$dir/trace$i.err"
 done
-mkdir "$dir/ranks"
-timeout -k 5 $((480 * ${LCLK_TIME_SCALE:-1})) /usr/bin/python3 tests/guest/torch_ddp.py "$dir/ranks" \
-	--ranks $N --steps "$STEPS" --slow-rank 3 --slow-ms "$SLOW_MS" --clock1 /dev/lclk3 \
-	--netns-prefix lclk-cl --cgroup-prefix lclk-cl --master "$CLUSTER_NET.1"
+touch "$dir/go.d/go"
+wait $job
 rc=$?
 kill -TERM "${t[@]}"
 wait "${t[@]}"
 for i in $(seq 0 $((N - 1))); do sed "s/^/# rank $i: /" "$dir/ranks/rank$i.log" | tail -n 3; done
 grep -hv '^Tracing' "$dir"/trace*.err | sed 's/^/# trace: /'
 check "4 ranks trained $STEPS steps with DDP over gloo, each on its host" test $rc -eq 0
-# TCG: a rank forwards well over 1 ms after its wait ends.
-$lclkctl --json trace merge --link 20ms "$dir"/host*.pftrace -o "$dir/cluster.pftrace" \
+# As tests/guest/cluster_mpi.sh, for TCG: a rank forwards tens of ms after
+# its wait ends, and waits under a quarter of the lateness are the emulator's.
+$lclkctl --json trace merge --link 50ms --min-wait 50ms "$dir"/host*.pftrace -o "$dir/cluster.pftrace" \
 	>"$dir/honest.json" &&
 	python3 tests/guest/lib/cluster_verdict.py "$dir/honest.json" gloo host3 | tee "$dir/v"
 read -r _ share certain viol _ flagged matched < <(grep '^BENCH_gloo ' "$dir/v")
 check "gloo: the hosts' TCP messages recorded and matched (${matched:-0})" test "${matched:-0}" -gt 0
 todo "gloo: rank 3 is the straggler in >= 95% of rounds (${share:-})" \
-	"gloo's threads make many short waits under TCG, on whichever rank the vCPU left last" \
+	"gloo's waits are its I/O thread's epoll_wait, idle between collectives while the rank computes: the merge counts all that idle time, and every rank's, as waits" \
 	python3 -c "import sys; sys.exit(not ${share:-0} >= 0.95)"
 check "gloo: its orderings are certain (${certain:-})" \
 	python3 -c "import sys; sys.exit(not ${certain:-0} >= 0.95)"

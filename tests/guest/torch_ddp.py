@@ -5,6 +5,9 @@ TCG), then forks one process per rank; each enters its network namespace
 /sys/fs/cgroup/CGPREFIX<rank> first), joins a gloo group over TCP and trains a small
 model with DistributedDataParallel, recording steps and collectives with
 lclk.torch into OUTDIR/rank<r>.pftrace (its output in OUTDIR/rank<r>.log).
+With --go-dir DIR, each rank, once set up (the first barrier passed),
+creates DIR/ready.<rank> and waits for DIR/go before its steps: a trace
+started in between sees the steps, not the ranks joining the group.
 
     torch_ddp.py OUTDIR --ranks 4 --steps 200 --slow-rank 2 --slow-ms 40
 """
@@ -63,6 +66,10 @@ def rank_main(a, rank):
     torch.manual_seed(100 + rank)
     x, y = torch.randn(32, 16), torch.randn(32, 1)
     dist.barrier()                                  # recorded: seq 1 of "default"
+    if a.go_dir:
+        open(os.path.join(a.go_dir, "ready.%d" % rank), "w").close()
+        while not os.path.exists(os.path.join(a.go_dir, "go")):
+            time.sleep(0.001)
     start = time.monotonic()
     print("rank %d: set up in %.1f s" % (rank, start - T0), flush=True)
     for _ in range(a.steps):
@@ -96,6 +103,7 @@ def main():
     ap.add_argument("--master", default="10.77.0.1")
     ap.add_argument("--port", type=int, default=29511)
     ap.add_argument("--timeout", type=int, default=240)
+    ap.add_argument("--go-dir", help="say ready here and wait for DIR/go before the steps")
     a = ap.parse_args()
     print("# torch imported in %.1f s" % (time.monotonic() - T0), flush=True)
     pids = {}
