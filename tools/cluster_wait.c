@@ -2,10 +2,11 @@
 /*
  * Per rank, the last few blocks still waiting for the message that ended
  * them (a poll is handed over before the receive that follows it; with a
- * clock running ahead, the match may come later still); then the
- * attributions waiting to be settled, by the end of their wait; then per
- * rank its last settled attributions, where a later wait looks up whether
- * its sender had just been released.
+ * clock running ahead, the match may come later still), and the last few
+ * matched receives no block took (a futex wait ends after the receive that
+ * woke it); then the attributions waiting to be settled, by the end of
+ * their wait; then per rank its last settled attributions, where a later
+ * wait looks up whether its sender had just been released.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "cluster_wait.h"
 
 #define PENDING	8
+#define RECENT	8
 #define SETTLED	16
 
 struct block {
@@ -29,6 +31,12 @@ struct attribution {
 	enum verdict verdict;
 };
 
+/* A matched receive, and the send it matched. */
+struct received {
+	int64_t t_ns;
+	struct msg_end send;
+};
+
 struct settled {
 	int64_t begin, end;
 	uint32_t root;
@@ -38,13 +46,15 @@ struct rank_state {
 	struct rank_wait st;
 	struct block pending[PENDING];	/* oldest first */
 	unsigned int npending;
+	struct received recent[RECENT];	/* a ring, last at nrecent - 1 */
+	unsigned int nrecent;
 	int64_t last_begin, last_end;	/* the last block seen */
 	struct settled settled[SETTLED];	/* a ring, last at nsettled - 1 */
 	unsigned int nsettled;
 };
 
 struct cluster_wait {
-	int64_t link_ns, horizon_ns;
+	int64_t link_ns, horizon_ns, min_ns;
 	struct rank_state *ranks;
 	uint32_t nranks, cap;
 	uint64_t rounds;
@@ -52,13 +62,14 @@ struct cluster_wait {
 	size_t nattrs, attrs_cap;
 };
 
-struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns)
+struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns, int64_t min_ns)
 {
 	struct cluster_wait *w = calloc(1, sizeof(*w));
 
 	if (w) {
 		w->link_ns = link_ns ? link_ns : CLUSTER_DEFAULT_LINK_NS;
 		w->horizon_ns = horizon_ns;
+		w->min_ns = min_ns;
 	}
 	return w;
 }
@@ -89,25 +100,68 @@ static struct rank_state *rank_get(struct cluster_wait *w, uint32_t rank)
 	return &w->ranks[rank];
 }
 
+static void attribute(struct cluster_wait *w, uint32_t waiter, const struct block *b,
+		      const struct msg_end *send);
+
+/* The latest receive no block took, in (begin, end] and within link_ns of end. */
+static const struct received *woke(const struct cluster_wait *w, const struct rank_state *r,
+				   int64_t begin, int64_t end)
+{
+	unsigned int i;
+
+	for (i = r->nrecent; i > 0 && r->nrecent - i < RECENT; i--) {
+		const struct received *m = &r->recent[(i - 1) % RECENT];
+
+		if (m->t_ns <= end)
+			return m->t_ns > begin && end - m->t_ns <= w->link_ns ? m : NULL;
+	}
+	return NULL;
+}
+
 int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
-		       int64_t end, int64_t bound_begin_ns)
+		       int64_t end, int64_t bound_begin_ns, bool woken)
 {
 	struct rank_state *r = rank_get(w, rank);
+	const struct received *m;
+	struct block b;
 
 	if (!r)
 		return -ENOMEM;
 	/*
+	 * A rank waits from its own last send, when it entered the exchange:
+	 * a thread of it that went idle earlier (gloo's I/O thread, in epoll
+	 * from one collective to the next) idled while the rank computed.
+	 */
+	if (r->st.sent && r->st.last_send_ns > begin && r->st.last_send_ns < end) {
+		begin = r->st.last_send_ns;
+		bound_begin_ns = r->st.last_send_bound_ns;
+	}
+	if (end - begin < w->min_ns)
+		return 0;
+	/*
 	 * The same wait seen twice: a TCP receive inside the recv call that
-	 * made it (the receive ends first, and may be attributed already).
+	 * made it (the receive ends first, and may be attributed already), or
+	 * two threads of the rank waiting for the same message.
 	 */
 	if (r->st.blocks && begin <= r->last_end && end >= r->last_begin)
 		return 0;
 	r->last_begin = begin;
 	r->last_end = end;
 	r->st.blocks++;
+	b = (struct block){ begin, end, bound_begin_ns };
+	/*
+	 * Woken from a futex by another thread of the rank, after that thread
+	 * received: by a receive the merge has seen already, or by none.
+	 */
+	if (woken) {
+		m = woke(w, r, begin, end);
+		if (m)
+			attribute(w, rank, &b, &m->send);
+		return 0;
+	}
 	if (r->npending == PENDING)	/* the oldest never found its message */
 		memmove(r->pending, r->pending + 1, --r->npending * sizeof(*r->pending));
-	r->pending[r->npending++] = (struct block){ begin, end, bound_begin_ns };
+	r->pending[r->npending++] = b;
 	return 0;
 }
 
@@ -159,38 +213,19 @@ static int add_attribution(struct cluster_wait *w, const struct attribution *a)
 	return 0;
 }
 
-void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
-			  const struct msg_end *recv)
+static void attribute(struct cluster_wait *w, uint32_t waiter, const struct block *b,
+		      const struct msg_end *send)
 {
-	struct rank_state *r;
-	struct attribution a;
-	struct block b;
-	int64_t gap, eps;
-	unsigned int i;
-
-	if (!rank_get(w, recv->rank) || !rank_get(w, send->rank))
-		return;
-	r = &w->ranks[recv->rank];
-	for (i = 0; i < r->npending; i++) {
-		b = r->pending[i];
-		if (recv->t_ns >= b.end && recv->t_ns - b.end <= w->link_ns)
-			break;
-	}
-	if (i == r->npending)
-		return;
-	/* This block, and any older one left unattributed, are done with. */
-	memmove(r->pending, r->pending + i + 1, (r->npending - i - 1) * sizeof(*r->pending));
-	r->npending -= i + 1;
-
-	gap = send->t_ns - b.begin;
-	eps = sum_bounds(send->bound_ns, b.bound_begin);
-	a = (struct attribution){
-		.end = b.end,
-		.wait_ns = b.end - b.begin,
+	struct rank_state *r = &w->ranks[waiter];
+	int64_t gap = send->t_ns - b->begin, eps = sum_bounds(send->bound_ns, b->bound_begin);
+	struct attribution a = {
+		.end = b->end,
+		.wait_ns = b->end - b->begin,
 		.send_ns = send->t_ns,
-		.waiter = recv->rank,
+		.waiter = waiter,
 		.culprit = send->rank,
 	};
+
 	if (eps == CLUSTER_BOUND_UNKNOWN)
 		a.verdict = AMBIGUOUS;
 	else if (gap < -eps)
@@ -204,6 +239,32 @@ void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
 		return;
 	r->st.attributed++;
 	r->st.wait_ns += a.wait_ns;
+}
+
+void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
+			  const struct msg_end *recv)
+{
+	struct rank_state *r;
+	struct block b;
+	unsigned int i;
+
+	if (!rank_get(w, recv->rank) || !rank_get(w, send->rank))
+		return;
+	r = &w->ranks[recv->rank];
+	for (i = 0; i < r->npending; i++) {
+		b = r->pending[i];
+		if (recv->t_ns >= b.end && recv->t_ns - b.end <= w->link_ns)
+			break;
+	}
+	if (i == r->npending) {
+		/* For a wait woken by it, which ends later. */
+		r->recent[r->nrecent++ % RECENT] = (struct received){ recv->t_ns, *send };
+		return;
+	}
+	/* This block, and any older one left unattributed, are done with. */
+	memmove(r->pending, r->pending + i + 1, (r->npending - i - 1) * sizeof(*r->pending));
+	r->npending -= i + 1;
+	attribute(w, recv->rank, &b, send);
 }
 
 /*

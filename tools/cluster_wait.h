@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Who waited on whom. A blocking interval of a rank (a waiting call the
- * tracer recorded: poll, epoll, select, recv, read, futex, or a TCP receive
- * that lasted) is attributed to the message that ended it: the first
- * matched receive of that rank ending within link_ns after it (or the
- * receive itself). Its sender is the direct cause; when the sender had
+ * tracer recorded: poll, epoll, select, recv, read, or a TCP receive that
+ * lasted), counted from the rank's own last send (when it entered the
+ * exchange), is attributed to the message that ended it: the first matched
+ * receive of that rank ending within link_ns after it (or the receive
+ * itself); a futex wait woken by another thread of the rank, to the receive
+ * of that rank within link_ns before its end. Its sender is the direct cause; when the sender had
  * itself just stopped waiting (it sent within link_ns of the end of an
  * attributed wait, or spent most of the time it was waited on waiting
  * itself) the blame passes along to that wait's root, so that in a ring
@@ -51,16 +53,17 @@ struct rank_wait {
 
 struct cluster_wait;
 
-struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns);
+struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns, int64_t min_ns);
 void cluster_wait_free(struct cluster_wait *w);
 
 /*
- * A blocking interval [begin, end] of rank, in the order they end; one
- * that overlaps the rank's previous one is the same wait, and ignored.
- * 0 or -ENOMEM.
+ * A blocking interval [begin, end] of rank, in the order they end (woken:
+ * a futex wait another thread ended). Shorter than min_ns from the rank's
+ * last send, it is no wait; one that overlaps the rank's previous one is the
+ * same wait, and ignored. 0 or -ENOMEM.
  */
 int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
-		       int64_t end, int64_t bound_begin_ns);
+		       int64_t end, int64_t bound_begin_ns, bool woken);
 
 /* A message end seen (matched or not): the stall report. 0 or -ENOMEM. */
 int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,

@@ -41,6 +41,7 @@ struct event {
 	uint32_t seq, len;
 	uint8_t instant, msg;
 	uint8_t waits;			/* a waiting call that got data */
+	uint8_t woken;			/* a futex wait another thread ended */
 	uint16_t name_len, cat_len;
 	uint32_t ann_len;
 	char data[];			/* name, NUL, category, NUL, annotations */
@@ -276,6 +277,7 @@ struct ann_facts {
 	const uint8_t *src, *dst;
 	size_t src_len, dst_len;
 	bool data;			/* outcome "data": the call got something */
+	bool zero;			/* outcome "zero": a futex wait woken */
 };
 
 static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
@@ -320,6 +322,7 @@ static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
 			a->dst_len = str_len;
 		} else if (str_is(name, name_len, "outcome")) {
 			a->data = str_is(str, str_len, "data");
+			a->zero = str_is(str, str_len, "zero");
 		}
 	}
 }
@@ -360,6 +363,8 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 	e->bound_end = a->bound_end;
 	e->track = out_track(m, in, track, &e->rank);
 	e->waits = a->data && str_is(cat, cat_len, "syscall") && waiting_call(name, name_len);
+	e->woken = a->zero && str_is(cat, cat_len, "syscall") &&
+		   (str_is(name, name_len, "futex_wait") || str_is(name, name_len, "futex_waitv"));
 	e->input = in->idx;
 	e->name_len = name_len;
 	e->cat_len = cat_len;
@@ -697,8 +702,9 @@ static int on_event(struct merge *m, struct event *e)
 	err = hold(m, e);
 	if (err)
 		return err;
-	if ((e->waits || e->msg == MSG_IS_RECV) && e->end - e->begin >= m->block_ns) {
-		err = cluster_wait_block(res->wait, e->rank, e->begin, e->end, e->bound_begin);
+	if ((e->waits || e->woken || e->msg == MSG_IS_RECV) && e->end - e->begin >= m->block_ns) {
+		err = cluster_wait_block(res->wait, e->rank, e->begin, e->end, e->bound_begin,
+					 e->woken);
 		if (err)
 			return err;
 	}
@@ -874,7 +880,7 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 	m.in = calloc(n, sizeof(*m.in));
 	m.heap = calloc(n, sizeof(*m.heap));
 	res->match = cluster_match_new(n, 10 * m.window_ns, on_match, &m);
-	res->wait = cluster_wait_new(o ? o->link_ns : 0, m.window_ns);
+	res->wait = cluster_wait_new(o ? o->link_ns : 0, m.window_ns, m.block_ns);
 	if (!res->inputs || !m.in || !m.heap || !res->match || !res->wait) {
 		err = -ENOMEM;
 		goto out;

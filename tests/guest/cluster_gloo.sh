@@ -16,7 +16,7 @@ set -uo pipefail
 cd "${LCLK_REPO:-.}"
 
 lclkctl=build/lclkctl
-N=4 STEPS=${STEPS:-20} SLOW_MS=${SLOW_MS:-200}
+N=4 STEPS=${STEPS:-20} SLOW_MS=${SLOW_MS:-1000}
 dir=$(mktemp -d /tmp/lclk-cluster-gloo.XXXXXX)
 # shellcheck source=tests/guest/lib/cluster.bash
 . tests/guest/lib/cluster.bash
@@ -69,13 +69,14 @@ grep -hv '^Tracing' "$dir"/trace*.err | sed 's/^/# trace: /'
 check "4 ranks trained $STEPS steps with DDP over gloo, each on its host" test $rc -eq 0
 # As tests/guest/cluster_mpi.sh, for TCG: a rank forwards tens of ms after
 # its wait ends, and waits under a quarter of the lateness are the emulator's.
-$lclkctl --json trace merge --link 50ms --min-wait 50ms "$dir"/host*.pftrace -o "$dir/cluster.pftrace" \
+$lclkctl --json trace merge --link 50ms --min-wait $((SLOW_MS / 4))ms "$dir"/host*.pftrace \
+	-o "$dir/cluster.pftrace" \
 	>"$dir/honest.json" &&
 	python3 tests/guest/lib/cluster_verdict.py "$dir/honest.json" gloo host3 | tee "$dir/v"
 read -r _ share certain viol _ flagged matched < <(grep '^BENCH_gloo ' "$dir/v")
 check "gloo: the hosts' TCP messages recorded and matched (${matched:-0})" test "${matched:-0}" -gt 0
 todo "gloo: rank 3 is the straggler in >= 95% of rounds (${share:-})" \
-	"gloo's waits are its I/O thread's epoll_wait, idle between collectives while the rank computes: the merge counts all that idle time, and every rank's, as waits" \
+	"gloo's threads wake each other through futexes, some for work, not for a message; and under TCG a rank starved of CPU is late too" \
 	python3 -c "import sys; sys.exit(not ${share:-0} >= 0.95)"
 check "gloo: its orderings are certain (${certain:-})" \
 	python3 -c "import sys; sys.exit(not ${certain:-0} >= 0.95)"

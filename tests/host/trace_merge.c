@@ -559,7 +559,7 @@ TEST(a_rank_3ms_off_claiming_10us_is_flagged_and_only_its_pairs)
  */
 TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
 {
-	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
 	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 50 * MS, .bound_ns = 10 * US };
 	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 110 * MS, .bound_ns = 10 * US };
 	struct msg_end send1 = { .host = 1, .rank = 1, .t_ns = T0 + 110 * MS + 100 * US,
@@ -568,9 +568,9 @@ TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
 				 .bound_ns = 10 * US };
 
 	ASSERT_NE(w, NULL);
-	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 100 * MS, T0 + 110 * MS, 10 * US), 0);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 100 * MS, T0 + 110 * MS, 10 * US, false), 0);
 	cluster_wait_message(w, &send0, &recv1);
-	ASSERT_EQ(cluster_wait_block(w, 2, T0 + 105 * MS, T0 + 110 * MS + 200 * US, 10 * US), 0);
+	ASSERT_EQ(cluster_wait_block(w, 2, T0 + 105 * MS, T0 + 110 * MS + 200 * US, 10 * US, false), 0);
 	cluster_wait_message(w, &send1, &recv2);
 	cluster_wait_settle(w, INT64_MAX);
 	EXPECT_EQ(cluster_wait_rounds(w), 1);
@@ -592,7 +592,7 @@ TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
  */
 static uint32_t both_rooted_at(int64_t wait0, int64_t forward)
 {
-	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
 	int64_t released = T0 + 10 * MS + wait0, sent = released + forward;
 	struct msg_end send2 = { .host = 2, .rank = 2, .t_ns = released - 100 * US };
 	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = released };
@@ -600,9 +600,9 @@ static uint32_t both_rooted_at(int64_t wait0, int64_t forward)
 	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = sent + 100 * US };
 	uint32_t root = UINT32_MAX, r;
 
-	cluster_wait_block(w, 0, T0 + 10 * MS, released, 0);
+	cluster_wait_block(w, 0, T0 + 10 * MS, released, 0, false);
 	cluster_wait_message(w, &send2, &recv0);
-	cluster_wait_block(w, 1, T0 + 10 * MS, sent + 100 * US, 0);
+	cluster_wait_block(w, 1, T0 + 10 * MS, sent + 100 * US, 0, false);
 	cluster_wait_message(w, &send0, &recv1);
 	cluster_wait_settle(w, INT64_MAX);
 	for (r = 0; r < cluster_wait_nranks(w); r++)
@@ -625,15 +625,15 @@ TEST(a_rank_slow_to_forward_after_a_long_wait_passes_the_blame_on)
  */
 TEST(a_tcp_receive_inside_its_recv_call_is_one_wait)
 {
-	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
 	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 39 * MS };
 	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 40 * MS };
 	struct msg_end send2 = { .host = 2, .rank = 2, .t_ns = T0 };
 	struct msg_end recv1b = { .host = 1, .rank = 1, .t_ns = T0 + 40 * MS + 300 * US };
 
-	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 10 * MS + 10 * US, T0 + 40 * MS, 0), 0);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 10 * MS + 10 * US, T0 + 40 * MS, 0, false), 0);
 	cluster_wait_message(w, &send0, &recv1);
-	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 10 * MS, T0 + 40 * MS + 20 * US, 0), 0);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 10 * MS, T0 + 40 * MS + 20 * US, 0, false), 0);
 	cluster_wait_message(w, &send2, &recv1b);
 	cluster_wait_settle(w, INT64_MAX);
 	EXPECT_EQ(cluster_wait_rank(w, 1)->blocks, 1);
@@ -650,15 +650,15 @@ TEST(a_tcp_receive_inside_its_recv_call_is_one_wait)
  */
 TEST(a_wait_on_a_message_sent_early_in_it_is_transit_not_a_round)
 {
-	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
 	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 2 * MS, .bound_ns = 10 * US };
 	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 15 * MS, .bound_ns = 10 * US };
 	struct msg_end send0b = { .host = 0, .rank = 0, .t_ns = T0 + 114 * MS, .bound_ns = 10 * US };
 	struct msg_end recv1b = { .host = 1, .rank = 1, .t_ns = T0 + 115 * MS, .bound_ns = 10 * US };
 
-	ASSERT_EQ(cluster_wait_block(w, 1, T0, T0 + 15 * MS, 10 * US), 0);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0, T0 + 15 * MS, 10 * US, false), 0);
 	cluster_wait_message(w, &send0, &recv1);
-	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 100 * MS, T0 + 115 * MS, 10 * US), 0);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 100 * MS, T0 + 115 * MS, 10 * US, false), 0);
 	cluster_wait_message(w, &send0b, &recv1b);
 	cluster_wait_settle(w, INT64_MAX);
 	EXPECT_EQ(cluster_wait_rounds(w), 1);
@@ -677,7 +677,7 @@ TEST(a_wait_on_a_message_sent_early_in_it_is_transit_not_a_round)
  */
 TEST(a_wait_in_transit_passes_on_the_blame_of_its_chain)
 {
-	struct cluster_wait *w = cluster_wait_new(MS, 0);
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
 	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 50 * MS, .bound_ns = 10 * US };
 	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 50 * MS + 100 * US,
 				 .bound_ns = 10 * US };
@@ -689,17 +689,79 @@ TEST(a_wait_in_transit_passes_on_the_blame_of_its_chain)
 	struct msg_end recv2 = { .host = 2, .rank = 2, .t_ns = T0 + 60 * MS + 200 * US,
 				 .bound_ns = 10 * US };
 
-	ASSERT_EQ(cluster_wait_block(w, 0, T0, T0 + 50 * MS + 100 * US, 10 * US), 0);
+	ASSERT_EQ(cluster_wait_block(w, 0, T0, T0 + 50 * MS + 100 * US, 10 * US, false), 0);
 	cluster_wait_message(w, &send3, &recv0);
-	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 48 * MS, T0 + 60 * MS, 10 * US), 0);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 48 * MS, T0 + 60 * MS, 10 * US, false), 0);
 	cluster_wait_message(w, &send0, &recv1);
-	ASSERT_EQ(cluster_wait_block(w, 2, T0, T0 + 60 * MS + 200 * US, 10 * US), 0);
+	ASSERT_EQ(cluster_wait_block(w, 2, T0, T0 + 60 * MS + 200 * US, 10 * US, false), 0);
 	cluster_wait_message(w, &send1, &recv2);
 	cluster_wait_settle(w, INT64_MAX);
 	EXPECT_EQ(cluster_wait_rank(w, 1)->transit, 1);
 	EXPECT_EQ(cluster_wait_rounds(w), 2);
 	EXPECT_EQ(cluster_wait_rank(w, 3)->last, 2);
 	cluster_wait_free(w);
+}
+
+/*
+ * A rank's I/O thread (gloo's) waits in epoll from the end of one
+ * collective to the next while the rank computes; the rank waits only
+ * from its own send, when it entered the collective. Rank 0 sends at
+ * T0 + SENT and its I/O thread's wait [T0, T0 + 110 ms] ends with rank 1's
+ * message: it waited 110 ms - SENT, a wait if that is 50 ms (the minimum)
+ * or more. Returns the time rank 0 waited in rounds, -1 if no round.
+ */
+static int64_t waited_after_sending_at(int64_t sent)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 50 * MS);
+	struct msg_end send1 = { .host = 1, .rank = 1, .t_ns = T0 + 109 * MS };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 110 * MS + 100 * US };
+	int64_t waited;
+
+	cluster_wait_seen(w, 0, true, T0 + sent, 0);
+	cluster_wait_block(w, 0, T0, T0 + 110 * MS, 0, false);
+	cluster_wait_message(w, &send1, &recv0);
+	cluster_wait_settle(w, INT64_MAX);
+	waited = cluster_wait_rounds(w) == 1 ? cluster_wait_rank(w, 0)->wait_ns : -1;
+	cluster_wait_free(w);
+	return waited;
+}
+
+TEST(a_rank_waits_from_its_own_send_not_from_its_io_thread_going_idle)
+{
+	EXPECT_EQ(waited_after_sending_at(100 * MS), -1);
+	EXPECT_EQ(waited_after_sending_at(10 * MS), 100 * MS);
+}
+
+/*
+ * gloo's worker thread sends, then sleeps on a futex until the I/O thread
+ * has received what it waits for: the receive comes before the wait's
+ * end, and reaches the merge before the wait does. Rank 0's worker waits
+ * [T0 + 1 ms, T0 + 200 ms]; rank 3's message arrives RECEIVED before the
+ * end. Returns the rank the one round is charged to, UINT32_MAX if none.
+ */
+static uint32_t futex_wait_charged_to(int64_t received)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 50 * MS);
+	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 200 * MS - received - 100 * US };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 200 * MS - received };
+	uint32_t r, charged = UINT32_MAX;
+
+	cluster_wait_seen(w, 0, true, T0, 0);
+	cluster_wait_message(w, &send3, &recv0);
+	cluster_wait_block(w, 0, T0 + MS, T0 + 200 * MS, 0, true);
+	cluster_wait_settle(w, INT64_MAX);
+	for (r = 0; r < cluster_wait_nranks(w) && cluster_wait_rounds(w) == 1; r++)
+		if (cluster_wait_rank(w, r)->last)
+			charged = r;
+	cluster_wait_free(w);
+	return charged;
+}
+
+TEST(a_futex_wait_is_ended_by_the_receive_that_woke_it)
+{
+	EXPECT_EQ(futex_wait_charged_to(300 * US), 3);
+	/* A receive long before the wake did not end the wait. */
+	EXPECT_EQ(futex_wait_charged_to(20 * MS), UINT32_MAX);
 }
 
 TEST_HARNESS_MAIN
