@@ -80,13 +80,14 @@ def cmd_series(args):
     low, high = opt(args, "--low"), opt(args, "--high")
     nbytes, dev = opt(args, "--bytes"), opt(args, "--device", str)
     path, pid, sysname, outcome, calls = args
-    series = load(path)[0]
+    series, _, lost, _ = load(path)
     s = series.get((int(pid), sysname, outcome, dev))
     if not s:
-        fail("no series %s %s %s %s; have %s" % (pid, sysname, outcome, dev,
-                                                   sorted(series)))
+        fail("no series %s %s %s %s; have %s (lost %s)" % (pid, sysname, outcome, dev,
+                                                             sorted(series), lost))
     if s["calls"] != int(calls):
-        fail("%s %s: %d calls, expected %s" % (sysname, outcome, s["calls"], calls))
+        fail("%s %s: %d calls, expected %s (lost %s)" % (sysname, outcome, s["calls"], calls,
+                                                        lost))
     if low is not None:
         below = sum(c for (l, h), c in s["buckets"].items() if h is not None and h < low // 2)
         inside = sum(c for (l, h), c in s["buckets"].items()
