@@ -81,9 +81,12 @@ check "rank $slow named the last to arrive, certain at >= 80% of the collectives
 	 grep -q "^last to arrive: rank $slow," "$out/report.txt"'
 check "0 causality violations, 0 sequence mismatches" \
 	'[ "$(q "(r[\"collectives\"][\"causality_violations\"], r[\"collectives\"][\"mismatched\"])")" = "(0, 0)" ]'
+# Time in collectives per step, a step's mean times its share: on the debug
+# kernel the collectives themselves take most of rank $slow's shorter step
+# too (81 % of 264 ms, against 80 % of 415 ms for the others).
 check "sigma of step time reported; fast ranks wait in collectives longer than rank $slow" \
 	'grep -q "^step time sigma across ranks: mean [0-9.]* ms" "$out/report.txt" &&
-	 [ "$(q "r[\"steps\"][\"count\"] == '$steps' and r[\"steps\"][\"sigma_ns\"][\"mean\"] > 0 and all(r[\"steps\"][\"collective_share\"][str(k)] > r[\"steps\"][\"collective_share\"][\"'$slow'\"] for k in range('$ranks') if k != '$slow')")" = True ]'
+	 [ "$(q "r[\"steps\"][\"count\"] == '$steps' and r[\"steps\"][\"sigma_ns\"][\"mean\"] > 0 and all(r[\"steps\"][\"mean_ns\"][str(k)] * r[\"steps\"][\"collective_share\"][str(k)] > r[\"steps\"][\"mean_ns\"][\"'$slow'\"] * r[\"steps\"][\"collective_share\"][\"'$slow'\"] for k in range('$ranks') if k != '$slow')")" = True ]'
 check "rank 0 warned that rank $bad's bound exceeds 5 ms, and about no other rank" \
 	'grep -q "rank $bad at step [0-9]*: bound 8\.[0-9]* ms exceeds 5\.000 ms" "$out/rank0.log" &&
 	 ! grep "lclk: rank [0-9]" "$out/rank0.log" | grep -qv "lclk: rank $bad "'
