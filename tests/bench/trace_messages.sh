@@ -7,7 +7,8 @@
 #   BENCH trace.pairs_overhead_vs_plain   with message records / without (goal <= 1.2)
 #   BENCH trace.pairs_overhead_vs_untraced  with message records / untraced
 # Needs fentry (Linux 5.12+ where BPF trampolines are allowed): where
-# lclkctl refuses --messages the script says why and prints no figures.
+# lclkctl refuses --messages the script says why and prints no figures
+# (this build machine's kernel; tests/bench/trace_vm.sh runs it in the VM).
 set -u
 cd "$(dirname "$0")/../.."
 

@@ -5,6 +5,8 @@
 # syscalls, and tp_btf on raw_syscalls, the fallback. This build machine's
 # own kernel refuses fentry, so only here do the two stand side by side.
 # Each figure's name gets the mode: BENCH trace.untraced_syscall_ns.fentry.
+# Then tests/bench/trace_messages.sh (trace --messages, which needs fentry)
+# in a VM of its own, its figures as they are.
 #
 # The guest runs under TCG, where every instruction is emulated: what a
 # probe adds per call is many times its cost on hardware, so the ns figures
@@ -27,4 +29,7 @@ for mode in fentry tp_btf; do
 		status=1
 	echo "$out" | sed "s/^BENCH \([^ ]*\) /BENCH \1.$mode /"
 done
+echo "# trace --messages"
+tests/vm/vm-run -k 6.1 -s "${LCLK_BENCH_SMP:-2}" -t 900 -- \
+	"tests/guest/lib/insmod.sh $ko && tests/bench/trace_messages.sh" || status=1
 exit $status
