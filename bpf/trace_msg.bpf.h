@@ -21,6 +21,7 @@
 #define AF_INET		2
 #define AF_INET6	10
 
+/* Valid while ts is not 0. */
 struct msg_start {
 	__u64 ts;
 	__u64 pid_tgid;		/* as the filter saw them */
@@ -28,13 +29,41 @@ struct msg_start {
 	__u32 cpu;
 };
 
-/* By kernel tid: sends and receives do not nest within a thread. */
+/*
+ * Per thread (sends and receives do not nest within one): in task storage
+ * where the syscalls' starts are, else in a hash by kernel tid. The one not
+ * used is the smallest hash (userspace).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct msg_start);
+} msg_task_starts SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct msg_start);
 } msg_starts SEC(".maps");
+
+/* The thread's start, NULL if it has none (create: make room for one). */
+static __always_inline struct msg_start *msg_start_of(__u32 tid, bool create)
+{
+	static const struct msg_start none;
+	struct msg_start *st;
+
+	if (use_task_storage)
+		return bpf_task_storage_get(&msg_task_starts, bpf_get_current_task_btf(), NULL,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	st = bpf_map_lookup_elem(&msg_starts, &tid);
+	if (!st && create) {
+		bpf_map_update_elem(&msg_starts, &tid, &none, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&msg_starts, &tid);
+	}
+	return st;
+}
 
 static __always_inline __u32 msg_seq(struct sock *sk, bool send)
 {
@@ -45,16 +74,21 @@ static __always_inline __u32 msg_seq(struct sock *sk, bool send)
 
 static __always_inline int msg_enter(struct sock *sk, bool send)
 {
-	struct msg_start st;
 	__u32 tid = bpf_get_current_pid_tgid();
+	struct msg_start *st;
+	__u64 pid_tgid;
 
-	if (excluded(&st.pid_tgid))
+	if (excluded(&pid_tgid))
 		return 0;
-	st.seq = msg_seq(sk, send);
-	st.cpu = bpf_get_smp_processor_id();
-	st.ts = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&msg_starts, &tid, &st, BPF_ANY))
+	st = msg_start_of(tid, true);
+	if (!st) {
 		count_drop(TRACE_DROP_MESSAGES);
+		return 0;
+	}
+	st->pid_tgid = pid_tgid;
+	st->seq = msg_seq(sk, send);
+	st->cpu = bpf_get_smp_processor_id();
+	st->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -75,10 +109,10 @@ static __always_inline void msg_addrs(struct sock *sk, struct trace_msg *m)
 static __always_inline int msg_exit(struct sock *sk, bool send)
 {
 	__u32 tid = bpf_get_current_pid_tgid(), len;
-	struct msg_start *st = bpf_map_lookup_elem(&msg_starts, &tid);
+	struct msg_start *st = msg_start_of(tid, false);
 	struct trace_msg *m;
 
-	if (!st)
+	if (!st || !st->ts)
 		return 0;
 	len = msg_seq(sk, send) - st->seq;
 	/* Nothing moved, or another thread's call interleaved: no range. */
@@ -102,7 +136,10 @@ static __always_inline int msg_exit(struct sock *sk, bool send)
 	bpf_get_current_comm(m->comm, sizeof(m->comm));
 	bpf_ringbuf_submit(m, 0);
 out:
-	bpf_map_delete_elem(&msg_starts, &tid);
+	if (use_task_storage)
+		st->ts = 0;
+	else
+		bpf_map_delete_elem(&msg_starts, &tid);
 	return 0;
 }
 

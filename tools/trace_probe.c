@@ -229,7 +229,8 @@ static int place_starts(struct trace_probe *tp, const struct trace_kernel *k)
 	tp->task_storage = k->task_storage;
 	skel->rodata->use_task_storage = tp->task_storage;
 	if (tp->task_storage)
-		return bpf_map__set_max_entries(skel->maps.starts, 1);
+		return bpf_map__set_max_entries(skel->maps.starts, 1) ?:
+		       bpf_map__set_max_entries(skel->maps.msg_starts, 1);
 	/*
 	 * Entries allocated as calls start (the programs are
 	 * BPF_PROG_TYPE_TRACING, which may allocate at run time before 6.1
@@ -240,6 +241,9 @@ static int place_starts(struct trace_probe *tp, const struct trace_kernel *k)
 	err = err ?: bpf_map__set_type(skel->maps.task_starts, BPF_MAP_TYPE_HASH);
 	err = err ?: bpf_map__set_map_flags(skel->maps.task_starts, 0);
 	err = err ?: bpf_map__set_max_entries(skel->maps.task_starts, 1);
+	err = err ?: bpf_map__set_type(skel->maps.msg_task_starts, BPF_MAP_TYPE_HASH);
+	err = err ?: bpf_map__set_map_flags(skel->maps.msg_task_starts, 0);
+	err = err ?: bpf_map__set_max_entries(skel->maps.msg_task_starts, 1);
 	return err;
 }
 
