@@ -34,15 +34,17 @@ read -r _ _ _ _ _ flagged _ < <(grep -a '^BENCH_lying' "$LOG")
 echo "BENCH cluster.straggler_precision $share"
 echo "BENCH cluster.false_violations $viol"
 echo "BENCH cluster.detected_lying_pairs $([ "$flagged" = - ] && echo 0 || echo "$flagged" | tr , '\n' | wc -l)"
-# The honest case's pair lines: "#   hostA-hostB: [lo, hi] ns, width W ns, claim C ns, ..."
-awk '/^# honest:/ { h = 1; next } /^# (lying|loose):/ { h = 0 } h && /width/ {
-	for (i = 1; i <= NF; i++) { if ($i == "width") w[n] = $(i + 1); if ($i == "claim") c[n] = $(i + 1) }
-	n++ } END {
-	if (!n) exit 1
-	asort(w); asort(c)
-	printf "BENCH cluster.passive_width_us %.1f\n", w[int((n + 1) / 2)] / 1000
-	printf "BENCH cluster.lclk_claimed_bound_us %.1f\n", c[int((n + 1) / 2)] / 1000
-}' "$LOG"
+# The honest case's pair lines: "#   hostA-hostB: [lo, hi] ns, width W ns, claim C ns, ...";
+# the medians of W and of C (plain awk and sort: mawk has no asort).
+pair_field() {
+	awk -v f="$1" '/^# honest:/ { h = 1; next } /^# (lying|loose):/ { h = 0 }
+		h && / width / { for (i = 1; i <= NF; i++) if ($i == f) print $(i + 1) + 0 }' "$LOG" |
+		sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f\n", v[int((NR + 1) / 2)] / 1000 }'
+}
+width=$(pair_field width)
+claim=$(pair_field claim)
+[ -n "$width" ] && echo "BENCH cluster.passive_width_us $width"
+[ -n "$claim" ] && echo "BENCH cluster.lclk_claimed_bound_us $claim"
 read -r _ ours < <(grep -a '^BENCH_lclk_bound_us' "$LOG")
 read -r _ chrony < <(grep -a '^BENCH_chronyd_bound_us' "$LOG")
 [ -n "${ours:-}" ] && echo "BENCH cluster.lclk_bound_us $ours"
