@@ -48,21 +48,12 @@ struct {
 	__type(value, struct msg_start);
 } msg_starts SEC(".maps");
 
-/* The thread's start, NULL if it has none (create: make room for one). */
-static __always_inline struct msg_start *msg_start_of(__u32 tid, bool create)
+/* The thread's start, NULL if it has none. */
+static __always_inline struct msg_start *msg_start_of(__u32 tid)
 {
-	static const struct msg_start none;
-	struct msg_start *st;
-
 	if (use_task_storage)
-		return bpf_task_storage_get(&msg_task_starts, bpf_get_current_task_btf(), NULL,
-					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	st = bpf_map_lookup_elem(&msg_starts, &tid);
-	if (!st && create) {
-		bpf_map_update_elem(&msg_starts, &tid, &none, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&msg_starts, &tid);
-	}
-	return st;
+		return bpf_task_storage_get(&msg_task_starts, bpf_get_current_task_btf(), NULL, 0);
+	return bpf_map_lookup_elem(&msg_starts, &tid);
 }
 
 static __always_inline __u32 msg_seq(struct sock *sk, bool send)
@@ -75,20 +66,24 @@ static __always_inline __u32 msg_seq(struct sock *sk, bool send)
 static __always_inline int msg_enter(struct sock *sk, bool send)
 {
 	__u32 tid = bpf_get_current_pid_tgid();
-	struct msg_start *st;
-	__u64 pid_tgid;
+	struct msg_start st, *stp;
 
-	if (excluded(&pid_tgid))
+	if (excluded(&st.pid_tgid))
 		return 0;
-	st = msg_start_of(tid, true);
-	if (!st) {
-		count_drop(TRACE_DROP_MESSAGES);
+	st.seq = msg_seq(sk, send);
+	st.cpu = bpf_get_smp_processor_id();
+	st.ts = bpf_ktime_get_ns();
+	if (use_task_storage) {
+		stp = bpf_task_storage_get(&msg_task_starts, bpf_get_current_task_btf(), NULL,
+					   BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (stp) {
+			*stp = st;
+			return 0;
+		}
+	} else if (!bpf_map_update_elem(&msg_starts, &tid, &st, BPF_ANY)) {
 		return 0;
 	}
-	st->pid_tgid = pid_tgid;
-	st->seq = msg_seq(sk, send);
-	st->cpu = bpf_get_smp_processor_id();
-	st->ts = bpf_ktime_get_ns();
+	count_drop(TRACE_DROP_MESSAGES);
 	return 0;
 }
 
@@ -109,7 +104,7 @@ static __always_inline void msg_addrs(struct sock *sk, struct trace_msg *m)
 static __always_inline int msg_exit(struct sock *sk, bool send)
 {
 	__u32 tid = bpf_get_current_pid_tgid(), len;
-	struct msg_start *st = msg_start_of(tid, false);
+	struct msg_start *st = msg_start_of(tid);
 	struct trace_msg *m;
 
 	if (!st || !st->ts)

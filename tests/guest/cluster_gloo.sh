@@ -46,7 +46,7 @@ timeout -k 5 $((480 * ${LCLK_TIME_SCALE:-1})) /usr/bin/python3 tests/guest/torch
 	--netns-prefix lclk-cl --cgroup-prefix lclk-cl --master "$CLUSTER_NET.1" --go-dir "$dir/go.d" &
 job=$!
 pids+=("$job")
-ready() { [ "$(find "$dir/go.d" -name 'ready.*' | wc -l)" -eq $N ] || ! kill -0 $job 2>/dev/null; }
+ready() { cluster_ready "$dir/go.d" $N || ! kill -0 $job 2>/dev/null; }
 wait_for 480 ready
 t=()
 for i in $(seq 0 $((N - 1))); do

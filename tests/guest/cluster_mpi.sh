@@ -146,8 +146,7 @@ mpirun_ranks() {
 		"$dir/lclk_allreduce" "$ROUNDS" 3 "$LATE_MS" "$COUNT" "$dir/go.d" >"$out" 2>&1 &
 	job=$!
 	end=$((SECONDS + limit))
-	while kill -0 $job 2>/dev/null && [ $SECONDS -lt $end ] &&
-		[ "$(find "$dir/go.d" -name 'ready.*' | wc -l)" -lt $N ]; do
+	while kill -0 $job 2>/dev/null && [ $SECONDS -lt $end ] && ! cluster_ready "$dir/go.d" $N; do
 		sleep 1
 	done
 	if kill -0 $job 2>/dev/null && [ $SECONDS -lt $end ]; then
@@ -179,10 +178,10 @@ mpirun_end() {
 	wait "$1" 2>/dev/null
 }
 
-# start_traces CASE: lclkctl trace on the four hosts, their pids in tracers.
+# start_traces CASE: lclkctl trace on the four hosts, their pids added to
+# tracers (trace_job empties it).
 start_traces() {
 	local c=$1 i
-	tracers=()
 	for i in $(seq 0 $((N - 1))); do
 		$lclkctl -d "/dev/lclk$i" trace --cgroup "/sys/fs/cgroup/lclk-cl$i" \
 			--comm lclk_allreduce --messages --threshold 500us --spin-gap 1s --trace-out "$dir/$c/host$i.pftrace" \

@@ -50,6 +50,13 @@ cluster_exec() {
 		exec ip netns exec "lclk-cl$i" "$@"
 }
 
+# cluster_ready DIR N: all N ranks have said they are ready in DIR, each
+# with a file ready.RANK (tests/integration/mpi_allreduce.c's GO_DIR,
+# tests/guest/torch_ddp.py --go-dir); they start once DIR/go exists.
+cluster_ready() {
+	[ "$(find "$1" -name 'ready.*' | wc -l)" -ge "$2" ]
+}
+
 # cluster_down N: every process left in the hosts' cgroups killed, the
 # namespaces, bridge and cgroups gone, the module as the runner loaded it.
 cluster_down() {
