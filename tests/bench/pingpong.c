@@ -119,6 +119,21 @@ static void peer(int fd, const struct opts *o, struct counts *c)
 	_exit(0);
 }
 
+/* The peer closed its end early: say how it ended (once seen without a cause). */
+static void peer_gone(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		fprintf(stderr, "pingpong: the peer went away (waitpid: %s)\n", strerror(errno));
+	else if (WIFSIGNALED(status))
+		fprintf(stderr, "pingpong: the peer went away, killed by signal %d (%s)\n",
+			WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		fprintf(stderr, "pingpong: the peer went away, exit status %d\n",
+			WEXITSTATUS(status));
+}
+
 static int64_t cpu_ns(void)
 {
 	struct rusage ru;
@@ -250,7 +265,7 @@ int main(int argc, char **argv)
 			stamps[2 * i] = now_ns(&lc, logical);
 		xsend(sv[0], &c->calls[0]);
 		if (xrecv(sv[0], o.busy, &c->calls[0], &round_empty)) {
-			fputs("pingpong: the peer went away\n", stderr);
+			peer_gone(pid);
 			return 1;
 		}
 		if (stamps) {
