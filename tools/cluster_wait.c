@@ -4,7 +4,7 @@
  * them (a poll is handed over before the receive that follows it; with a
  * clock running ahead, the match may come later still), and the last few
  * matched receives no block took (a futex wait ends after the receive that
- * woke it); then the attributions waiting to be settled, by the end of
+ * woke it), and its last few sends (where its waits begin); then the attributions waiting to be settled, by the end of
  * their wait; then per rank its last settled attributions, where a later
  * wait looks up whether its sender had just been released.
  */
@@ -17,6 +17,7 @@
 #define PENDING	8
 #define RECENT	8
 #define SETTLED	16
+#define SENDS	8
 
 struct block {
 	int64_t begin, end, bound_begin;
@@ -42,12 +43,18 @@ struct settled {
 	uint32_t root;
 };
 
+struct sent {
+	int64_t t_ns, bound_ns;
+};
+
 struct rank_state {
 	struct rank_wait st;
 	struct block pending[PENDING];	/* oldest first */
 	unsigned int npending;
 	struct received recent[RECENT];	/* a ring, last at nrecent - 1 */
 	unsigned int nrecent;
+	struct sent sends[SENDS];	/* a ring, last at nsends - 1 */
+	unsigned int nsends;
 	int64_t last_begin, last_end;	/* the last block seen */
 	struct settled settled[SETTLED];	/* a ring, last at nsettled - 1 */
 	unsigned int nsettled;
@@ -118,23 +125,44 @@ static const struct received *woke(const struct cluster_wait *w, const struct ra
 	return NULL;
 }
 
+/* The rank's latest send in (begin, before), NULL if none is remembered. */
+static const struct sent *sent_within(const struct rank_state *r, int64_t begin, int64_t before)
+{
+	const struct sent *last = NULL;
+	unsigned int i;
+
+	for (i = 0; i < r->nsends && i < SENDS; i++) {
+		const struct sent *s = &r->sends[i];
+
+		if (s->t_ns > begin && s->t_ns < before && (!last || s->t_ns > last->t_ns))
+			last = s;
+	}
+	return last;
+}
+
 int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 		       int64_t end, int64_t bound_begin_ns, bool woken)
 {
 	struct rank_state *r = rank_get(w, rank);
-	const struct received *m;
+	const struct received *m = NULL;
+	const struct sent *s;
 	struct block b;
 
 	if (!r)
 		return -ENOMEM;
+	/* Woken from a futex by another thread of the rank, after it received. */
+	if (woken)
+		m = woke(w, r, begin, end);
 	/*
 	 * A rank waits from its own last send, when it entered the exchange:
 	 * a thread of it that went idle earlier (gloo's I/O thread, in epoll
-	 * from one collective to the next) idled while the rank computed.
+	 * from one collective to the next) idled while the rank computed. Not
+	 * from a send after the receive that woke it: that one answers it.
 	 */
-	if (r->st.sent && r->st.last_send_ns > begin && r->st.last_send_ns < end) {
-		begin = r->st.last_send_ns;
-		bound_begin_ns = r->st.last_send_bound_ns;
+	s = sent_within(r, begin, m ? m->t_ns : end);
+	if (s) {
+		begin = s->t_ns;
+		bound_begin_ns = s->bound_ns;
 	}
 	if (end - begin < w->min_ns)
 		return 0;
@@ -149,12 +177,8 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 	r->last_end = end;
 	r->st.blocks++;
 	b = (struct block){ begin, end, bound_begin_ns };
-	/*
-	 * Woken from a futex by another thread of the rank, after that thread
-	 * received: by a receive the merge has seen already, or by none.
-	 */
+	/* By a receive the merge has seen already, or by none. */
 	if (woken) {
-		m = woke(w, r, begin, end);
 		if (m)
 			attribute(w, rank, &b, &m->send);
 		return 0;
@@ -172,6 +196,8 @@ int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
 
 	if (!r)
 		return -ENOMEM;
+	if (send)
+		r->sends[r->nsends++ % SENDS] = (struct sent){ t_ns, bound_ns };
 	if (send && (!r->st.sent || t_ns > r->st.last_send_ns)) {
 		r->st.sent = true;
 		r->st.last_send_ns = t_ns;

@@ -66,7 +66,7 @@ kill -TERM "${t[@]}"
 wait "${t[@]}"
 for i in $(seq 0 $((N - 1))); do sed "s/^/# rank $i: /" "$dir/ranks/rank$i.log" | tail -n 3; done
 grep -hv '^Tracing' "$dir"/trace*.err | sed 's/^/# trace: /'
-check "4 ranks trained $STEPS steps with DDP over gloo, each on its host" test $rc -eq 0
+check "4 ranks trained $STEPS steps with DDP over gloo, each on its host (status $rc)" test $rc -eq 0
 # As tests/guest/cluster_mpi.sh, for TCG: a rank forwards tens of ms after
 # its wait ends, and waits under a quarter of the lateness are the emulator's.
 $lclkctl --json trace merge --link 50ms --min-wait $((SLOW_MS / 4))ms "$dir"/host*.pftrace \

@@ -764,4 +764,29 @@ TEST(a_futex_wait_is_ended_by_the_receive_that_woke_it)
 	EXPECT_EQ(futex_wait_charged_to(20 * MS), UINT32_MAX);
 }
 
+/*
+ * The rank's I/O thread received what its worker waited for and, before
+ * the worker's futex wait returned, the rank sent on (the next step of
+ * the ring): that send answers the message that ended the wait, so the
+ * wait still counts from the send before it began. Seen in gloo runs: a
+ * rank's wait cut to nothing this way left its culprit's round unseen.
+ */
+TEST(a_send_after_the_receive_that_woke_a_wait_does_not_shorten_it)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 50 * MS);
+	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 199 * MS };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 199 * MS + 300 * US };
+
+	ASSERT_NE(w, NULL);
+	cluster_wait_seen(w, 0, true, T0, 0);
+	cluster_wait_message(w, &send3, &recv0);
+	cluster_wait_seen(w, 0, true, T0 + 199 * MS + 500 * US, 0);
+	cluster_wait_block(w, 0, T0 + MS, T0 + 200 * MS, 0, true);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rounds(w), 1);
+	EXPECT_EQ(cluster_wait_rank(w, 3)->last, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->wait_ns, 199 * MS);
+	cluster_wait_free(w);
+}
+
 TEST_HARNESS_MAIN
