@@ -267,8 +267,19 @@ static void attribute(struct cluster_wait *w, uint32_t waiter, const struct bloc
 	r->st.wait_ns += a.wait_ns;
 }
 
+/*
+ * Whether the message left after the wait ended, even if the sender's
+ * clock is ahead_ns ahead: then it did not end it. The one that did was
+ * not recorded (a tracer that lost the call), and the next receive is not
+ * its stand-in.
+ */
+static bool sent_after(const struct msg_end *send, const struct block *b, int64_t ahead_ns)
+{
+	return ahead_ns != CLUSTER_AHEAD_UNKNOWN && send->t_ns - b->end > ahead_ns;
+}
+
 void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
-			  const struct msg_end *recv)
+			  const struct msg_end *recv, int64_t ahead_ns)
 {
 	struct rank_state *r;
 	struct block b;
@@ -279,7 +290,8 @@ void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
 	r = &w->ranks[recv->rank];
 	for (i = 0; i < r->npending; i++) {
 		b = r->pending[i];
-		if (recv->t_ns >= b.end && recv->t_ns - b.end <= w->link_ns)
+		if (recv->t_ns >= b.end && recv->t_ns - b.end <= w->link_ns &&
+		    !sent_after(send, &b, ahead_ns))
 			break;
 	}
 	if (i == r->npending) {

@@ -5,7 +5,8 @@
  * lasted), counted from the rank's own last send (when it entered the
  * exchange), is attributed to the message that ended it: the first matched
  * receive of that rank ending within link_ns after it (or the receive
- * itself); a futex wait woken by another thread of the rank, to the receive
+ * itself) whose message left before the block ended (the one that did may
+ * be lost); a futex wait woken by another thread of the rank, to the receive
  * of that rank within link_ns before its end. Its sender is the direct cause; when the sender had
  * itself just stopped waiting (it sent within link_ns of the end of an
  * attributed wait, or spent most of the time it was waited on waiting
@@ -69,9 +70,17 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
 		      int64_t t_ns, int64_t bound_ns);
 
-/* A matched message: may end a block of the receiver. */
+#define CLUSTER_AHEAD_UNKNOWN	INT64_MAX
+
+/*
+ * A matched message: may end a block of the receiver, unless it left after
+ * the block ended. ahead_ns: the most the sender's clock can be ahead of
+ * the receiver's, as the traffic the other way shows (the least receive
+ * minus send of the receiver's messages to it), or CLUSTER_AHEAD_UNKNOWN.
+ * Not the hosts' bounds: a clock outside its bound would lose its rounds.
+ */
 void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
-			  const struct msg_end *recv);
+			  const struct msg_end *recv, int64_t ahead_ns);
 
 /*
  * Settle the roots of the waits that ended before now_ns - horizon_ns

@@ -602,13 +602,22 @@ static int add_flow(struct event *e, uint64_t id)
 	return 0;
 }
 
+/* The most s's clock can be ahead of r's: the least OWD of r's host to s's. */
+static int64_t sender_ahead(const struct merge *m, const struct msg_end *s,
+			    const struct msg_end *r)
+{
+	const struct cluster_pair *back = cluster_pair(m->res->match, r->host, s->host);
+
+	return back && back->matched ? back->min_owd_ns : CLUSTER_AHEAD_UNKNOWN;
+}
+
 static void on_match(void *ctx, const struct msg_end *s, const struct msg_end *r)
 {
 	struct merge *m = ctx;
 	struct event *se = held(m, s->id), *re = held(m, r->id);
 	uint64_t id;
 
-	cluster_wait_message(m->res->wait, s, r);
+	cluster_wait_message(m->res->wait, s, r, sender_ahead(m, s, r));
 	if (!se || !re || !m->w)
 		return;		/* one end is written already: no arrow */
 	id = ++m->next_flow;
