@@ -110,19 +110,29 @@ static struct rank_state *rank_get(struct cluster_wait *w, uint32_t rank)
 static void attribute(struct cluster_wait *w, uint32_t waiter, const struct block *b,
 		      const struct msg_end *send);
 
-/* The latest receive no block took, in (begin, end] and within link_ns of end. */
+/*
+ * The receives no block took, in (begin, end] and within link_ns of end:
+ * the latest, which woke the wait, and the time of the first (*first_ns):
+ * the rank's sends after it answer it, they do not begin the wait.
+ */
 static const struct received *woke(const struct cluster_wait *w, const struct rank_state *r,
-				   int64_t begin, int64_t end)
+				   int64_t begin, int64_t end, int64_t *first_ns)
 {
+	const struct received *last = NULL;
 	unsigned int i;
 
 	for (i = r->nrecent; i > 0 && r->nrecent - i < RECENT; i--) {
 		const struct received *m = &r->recent[(i - 1) % RECENT];
 
-		if (m->t_ns <= end)
-			return m->t_ns > begin && end - m->t_ns <= w->link_ns ? m : NULL;
+		if (m->t_ns > end)
+			continue;
+		if (m->t_ns <= begin || end - m->t_ns > w->link_ns)
+			break;
+		if (!last)
+			last = m;
+		*first_ns = m->t_ns;
 	}
-	return NULL;
+	return last;
 }
 
 /* The rank's latest send in (begin, before), NULL if none is remembered. */
@@ -145,6 +155,7 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 {
 	struct rank_state *r = rank_get(w, rank);
 	const struct received *m = NULL;
+	int64_t answered = end;
 	const struct sent *s;
 	struct block b;
 
@@ -152,14 +163,14 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 		return -ENOMEM;
 	/* Woken from a futex by another thread of the rank, after it received. */
 	if (woken)
-		m = woke(w, r, begin, end);
+		m = woke(w, r, begin, end, &answered);
 	/*
 	 * A rank waits from its own last send, when it entered the exchange:
 	 * a thread of it that went idle earlier (gloo's I/O thread, in epoll
 	 * from one collective to the next) idled while the rank computed. Not
-	 * from a send after the receive that woke it: that one answers it.
+	 * from a send after the receives that woke it: those answer them.
 	 */
-	s = sent_within(r, begin, m ? m->t_ns : end);
+	s = sent_within(r, begin, answered);
 	if (s) {
 		begin = s->t_ns;
 		bound_begin_ns = s->bound_ns;

@@ -790,6 +790,32 @@ TEST(a_send_after_the_receive_that_woke_a_wait_does_not_shorten_it)
 }
 
 /*
+ * The same, when the rank answered the first of two messages that came
+ * in the last moments of the wait, and the second woke it: the answer
+ * follows a receive, so it does not begin the wait either.
+ */
+TEST(a_send_answering_an_earlier_receive_in_the_wait_does_not_shorten_it)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 50 * MS);
+	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 198 * MS + 900 * US };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 199 * MS };
+	struct msg_end send3b = { .host = 3, .rank = 3, .t_ns = T0 + 199 * MS + 300 * US };
+	struct msg_end recv0b = { .host = 0, .rank = 0, .t_ns = T0 + 199 * MS + 400 * US };
+
+	ASSERT_NE(w, NULL);
+	cluster_wait_seen(w, 0, true, T0, 0);
+	cluster_wait_message(w, &send3, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_seen(w, 0, true, T0 + 199 * MS + 200 * US, 0);
+	cluster_wait_message(w, &send3b, &recv0b, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_block(w, 0, T0 + MS, T0 + 200 * MS, 0, true);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rounds(w), 1);
+	EXPECT_EQ(cluster_wait_rank(w, 3)->last, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->wait_ns, 199 * MS);
+	cluster_wait_free(w);
+}
+
+/*
  * A message sent after a wait ended did not end it, even when its receive
  * comes within the link's time after the wait: the one that did was not
  * recorded (the tracer lost the call). Seen on the debug kernel, whose
