@@ -4,9 +4,10 @@
  * them (a poll is handed over before the receive that follows it; with a
  * clock running ahead, the match may come later still), and the last few
  * matched receives no block took (a futex wait ends after the receive that
- * woke it), and its last few sends (where its waits begin); then the attributions waiting to be settled, by the end of
- * their wait; then per rank its last settled attributions, where a later
- * wait looks up whether its sender had just been released.
+ * woke it), and its last few sends (where its waits begin); then the
+ * attributions waiting to be settled, by the end of their wait; then per
+ * rank its last settled attributions, where a later wait looks up whether
+ * its sender had just been released.
  */
 #include <errno.h>
 #include <stdlib.h>

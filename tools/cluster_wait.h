@@ -3,18 +3,21 @@
  * Who waited on whom. A blocking interval of a rank (a waiting call the
  * tracer recorded: poll, epoll, select, recv, read, or a TCP receive that
  * lasted), counted from the rank's own last send (when it entered the
- * exchange), is attributed to the message that ended it: the first matched
- * receive of that rank ending within link_ns after it (or the receive
- * itself) whose message left before the block ended (the one that did may
- * be lost); a futex wait woken by another thread of the rank, to the receive
- * of that rank within link_ns before its end. Its sender is the direct cause; when the sender had
- * itself just stopped waiting (it sent within link_ns of the end of an
- * attributed wait, or spent most of the time it was waited on waiting
- * itself) the blame passes along to that wait's root, so that in a ring
- * or a tree the rank everyone waited on is named, not its neighbour.
- * Roots are settled once the merge is horizon_ns past a wait, in the order
- * the waits ended: a sender's own wait may be attributed after the wait it
- * caused (its message reached the merge late, stamped by a clock ahead).
+ * exchange; not a send that answers what ended the wait), is attributed
+ * to the message that ended it: the first matched receive of that rank
+ * ending within link_ns after it (or the receive itself) whose message
+ * left before the block ended, the sender's clock taken as far ahead as
+ * the traffic the other way allows (else the one that ended it was lost);
+ * a futex wait woken by another thread of the rank, to the receive of
+ * that rank within link_ns before its end. Its sender is the direct
+ * cause; when the sender had itself just stopped waiting (it sent within
+ * link_ns of the end of an attributed wait, or spent most of the time it
+ * was waited on waiting itself) the blame passes along to that wait's
+ * root, so that in a ring or a tree the rank everyone waited on is named,
+ * not its neighbour. Roots are settled once the merge is horizon_ns past
+ * a wait, in the order the waits ended: a sender's own wait may be
+ * attributed after the wait it caused (its message reached the merge
+ * late, stamped by a clock ahead).
  *
  * Each attribution is an ordering: "the message left after the wait began".
  * It is certain when the gap exceeds the two clocks' bounds at those
