@@ -113,21 +113,30 @@ suite_integration() {
 userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|daemon_ptp|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
 ram_root_tests='^build/tests/guest/lclk_suspend$'
 
+# userspace_only TESTS: whether TESTS are some, and all lclkctl-level ones.
+userspace_only() {
+	[ -n "${1// /}" ] && ! tr ' ' '\n' <<<"$1" | sed '/^$/d' | grep -qvE "$userspace_tests"
+}
+
 # vm_job NAME KERNEL SKIP TESTS [RAM_TEST]: the guest suite in a VM, or
 # RAM_TEST alone from a root in memory, into $logs/NAME.out.
 vm_job() {
 	local name=$1 k=$2 start=$SECONDS module cmd=(tests/guest/run.sh) timeout=$vm_timeout
+	local kargs=()
 	module=${LCLK_MODULE:-build/kernels/$k/lclk.ko}
 	# KASAN and lockdep make every test slower, some (trace.sh) many times.
 	if [ "$k" = debug ]; then
 		export LCLK_TEST_TIMEOUT=${LCLK_TEST_TIMEOUT:-1800}
 		export LCLK_TIME_SCALE=${LCLK_TIME_SCALE:-4}
 		timeout=$((timeout * 3))
+		# The lclkctl-level tests trace jobs across hosts: on Debian's
+		# preemption model (tests/vm/debug-kernel.config says why).
+		! userspace_only "$4" || kargs=(-a preempt=voluntary)
 	fi
 	# One short test: a hung resume should not hold up the run for long.
 	[ -z "${5:-}" ] || cmd=(tests/vm/ram-root.sh "$module" "$5") timeout=600
 	env LCLK_MODULE="$module" LCLK_GUEST_SKIP="$3" LCLK_GUEST_TESTS="$4" \
-		tests/vm/vm-run -k "$k" -s 4 -t "$timeout" -- "${cmd[@]}" \
+		tests/vm/vm-run -k "$k" -s 4 -t "$timeout" "${kargs[@]}" -- "${cmd[@]}" \
 		>"$logs/$name.out" 2>&1
 	echo $? >"$logs/$name.rc"
 	echo "# $name: finished in $((SECONDS - start)) s"

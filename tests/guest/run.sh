@@ -21,7 +21,7 @@ name=$(basename "$module" .ko)
 tests=${LCLK_GUEST_TESTS:-$(ls build/tests/guest/* tests/guest/*.sh 2>/dev/null |
 	grep -v '^tests/guest/run.sh$' | grep -vE "${LCLK_GUEST_SKIP:-^$}" | sort -t/ -k3)}
 
-echo "# guest: $(uname -r), $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+echo "# guest: $(uname -r), $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)$(grep -o ' preempt=[a-z]*' /proc/cmdline)"
 
 load() {
 	[ "$module" = none ] && return 0
