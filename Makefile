@@ -46,8 +46,8 @@ Q := @
 endif
 
 # The kernel matrix: every kernel the module is built for and tested on,
-# with the debug kernel once "make debug-kernel" has built it and
-# LCLK_DEBUG_KERNEL=1 asks for it (scripts/kernel-cache --list).
+# with the debug kernel once "make debug-kernel" has built it, unless
+# LCLK_DEBUG_KERNEL=0 (scripts/kernel-cache --list).
 KERNELS		:= $(shell scripts/kernel-cache --list)
 
 .PHONY: all deps module matrix debug-kernel fuzz-kernel bpf tools tests python lint check demo \
@@ -63,7 +63,7 @@ help:
 	@echo "make matrix     build the module for every kernel of tests/vm/kernels ($(KERNELS)),"
 	@echo "                each with its release's compiler, W=1 and sparse clean"
 	@echo "make debug-kernel  build the test bed's KASAN/lockdep/UBSAN kernel once (cached"
-	@echo "                outside the repo) and the module for it; LCLK_DEBUG_KERNEL=1 adds it to the matrix"
+	@echo "                outside the repo) and the module for it; then in the matrix (LCLK_DEBUG_KERNEL=0: not)"
 	@echo "make fuzz-kernel   fuzz the module's interfaces under it (SECONDS=1800 SEED=0: random)"
 	@echo "make lint       checkpatch --strict, and sparse on every kernel; fails on any finding"
 	@echo "make check      deps, build, lint, every suite; last line 'N passed, N failed'"
