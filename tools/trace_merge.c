@@ -608,7 +608,7 @@ static int64_t sender_ahead(const struct merge *m, const struct msg_end *s,
 {
 	const struct cluster_pair *back = cluster_pair(m->res->match, r->host, s->host);
 
-	return back && back->matched ? back->min_owd_ns : CLUSTER_AHEAD_UNKNOWN;
+	return back->matched ? back->min_owd_ns : CLUSTER_AHEAD_UNKNOWN;
 }
 
 static void on_match(void *ctx, const struct msg_end *s, const struct msg_end *r)
