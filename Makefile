@@ -50,7 +50,7 @@ endif
 # LCLK_DEBUG_KERNEL=0 (scripts/kernel-cache --list).
 KERNELS		:= $(shell scripts/kernel-cache --list)
 
-.PHONY: all deps module matrix debug-kernel fuzz-kernel bpf tools tests python lint check demo \
+.PHONY: all deps module matrix debug-kernel fuzz-kernel bpf tools tests python lint check check-debug demo \
 	bench clean help install install-python dkms-tree
 # BPF objects are intermediates of the skeletons; keep them for bpftool/debugging.
 .SECONDARY:
@@ -67,6 +67,8 @@ help:
 	@echo "make fuzz-kernel   fuzz the module's interfaces under it (SECONDS=1800 SEED=0: random)"
 	@echo "make lint       checkpatch --strict, and sparse on every kernel; fails on any finding"
 	@echo "make check      deps, build, lint, every suite; last line 'N passed, N failed'"
+	@echo "                (on the debug kernel, once built: the module's guest tests)"
+	@echo "make check-debug   the whole guest suite on the debug kernel (about 35 min)"
 	@echo "make demo       boot the VM test bed and show lclk working"
 	@echo "make bench      run tests/bench, one 'BENCH name value' line per figure"
 	@echo "make install    install on this host (KDIR=/lib/modules/\$$(uname -r)/build)"
@@ -202,6 +204,13 @@ lint: $(CHECKPATCH) matrix
 check: deps
 	$(Q)$(MAKE) all fuzzers lint
 	$(Q)tests/run-suites.sh
+
+# The whole guest suite under KASAN and lockdep: too long for every check.
+check-debug: deps
+	$(Q)$(MAKE) all
+	$(Q)scripts/kernel-cache debug >/dev/null
+	$(Q)scripts/kmod-build debug
+	$(Q)LCLK_VM_KERNELS=debug LCLK_DEBUG_SUITE=full tests/run-suites.sh vm
 
 demo: deps
 	$(Q)$(MAKE) all

@@ -7,6 +7,7 @@
 #   selftest     tests/vm/selftest.sh        (the test bed catches failures)
 #   demo         tests/vm/demo.sh            ("make demo" runs and shows a synced clock)
 # Usage: tests/run-suites.sh [SUITE...]   (default: all, in that order)
+# LCLK_VM_PLAN=1: the vm suite lists its VMs and their tests, boots none.
 # The last line is "N passed, N failed, N skipped" (skipped: skips, and
 # known shortfalls, TAP's "not ok ... # TODO"); the exit status is non-zero
 # when anything failed.
@@ -92,11 +93,11 @@ suite_integration() {
 	done
 }
 
-# The guest suite on every kernel of the matrix (tests/vm/kernels), and on
-# the debug kernel once it is built, each with the module "make matrix"
-# built for it. LCLK_VM_KERNELS narrows the list and LCLK_MODULE replaces
-# the module (the test bed's self-test boots one kernel with a module of
-# its own).
+# The guest suite on every kernel of the matrix (tests/vm/kernels), and the
+# module's part of it on the debug kernel once that is built, each with the
+# module "make matrix" built for it. LCLK_VM_KERNELS narrows the list and
+# LCLK_MODULE replaces the module (the test bed's self-test boots one
+# kernel with a module of its own).
 #
 # Each kernel's suite runs in two VMs, so that the VMs take similar times:
 # the kernel-level tests, and the daemon's, protocols' and PyTorch's tests,
@@ -112,6 +113,17 @@ suite_integration() {
 # counted in a fixed order once all are done.
 userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|daemon_ptp|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
 ram_root_tests='^build/tests/guest/lclk_suspend$'
+
+# On the debug kernel, "make check" runs the tests that drive the module:
+# KASAN and lockdep are there for its code, and the whole suite under them
+# and TCG takes about 70 VM-minutes, most of a CI run's budget. The trace
+# tests never load it; the lclkctl-level tests reach it through the ioctls
+# the kernel-level ones and the fuzzer cover. LCLK_DEBUG_SUITE=full ("make
+# check-debug") runs everything.
+trace_tests='^tests/guest/trace'
+debug_module_only() {
+	[ "$1" = debug ] && [ "${LCLK_DEBUG_SUITE:-module}" != full ]
+}
 
 # userspace_only TESTS: whether TESTS are some, and all lclkctl-level ones.
 userspace_only() {
@@ -142,6 +154,15 @@ vm_job() {
 	echo "# $name: finished in $((SECONDS - start)) s"
 }
 
+# vm_tests SKIP TESTS RAM_TEST: the tests a VM job runs.
+vm_tests() {
+	if [ -n "$3" ]; then
+		echo "$3"
+	else
+		LCLK_GUEST_SKIP=$1 LCLK_GUEST_TESTS=$2 tests/guest/run.sh --list | paste -sd " "
+	fi
+}
+
 vm_result() {
 	cat "$logs/$1.out"
 	return "$(cat "$logs/$1.rc")"
@@ -149,7 +170,7 @@ vm_result() {
 
 suite_vm() {
 	local k t kernels_=() lclkctl_tests picked ram_tests chosen= names=() kernels=() skips=()
-	local tests=() ram=() i
+	local tests=() ram=() i skip
 	read -ra kernels_ <<<"${LCLK_VM_KERNELS:-$(scripts/kernel-cache --list | tr '\n' ' ')}"
 	lclkctl_tests=$(printf '%s\n' tests/guest/*.sh | grep -E "$userspace_tests" | tr '\n' ' ')
 	if [ -n "${LCLK_GUEST_TESTS:-}" ]; then
@@ -161,19 +182,26 @@ suite_vm() {
 	ram_tests=$(grep -E "$ram_root_tests" <<<"$picked" | tr '\n' ' ')
 	for k in "${kernels_[@]}"; do
 		if [ -z "${LCLK_GUEST_TESTS:-}" ]; then
-			names+=("vm-$k") kernels+=("$k") skips+=("$userspace_tests|$ram_root_tests")
-			tests+=("") ram+=("")
+			skip="$userspace_tests|$ram_root_tests"
+			! debug_module_only "$k" || skip+="|$trace_tests"
+			names+=("vm-$k") kernels+=("$k") skips+=("$skip") tests+=("") ram+=("")
 		elif [ -n "$chosen" ]; then
 			names+=("vm-$k") kernels+=("$k") skips+=("") tests+=("$chosen") ram+=("")
 		fi
 	done
 	for k in "${kernels_[@]}"; do
-		[ -z "${LCLK_GUEST_TESTS:-}" ] &&
+		[ -z "${LCLK_GUEST_TESTS:-}" ] && ! debug_module_only "$k" &&
 			names+=("vm-$k-lclkctl") kernels+=("$k") skips+=("") tests+=("$lclkctl_tests") ram+=("")
 		for t in $ram_tests; do
 			names+=("vm-$k-$(basename "$t")") kernels+=("$k") skips+=("") tests+=("") ram+=("$t")
 		done
 	done
+	if [ -n "${LCLK_VM_PLAN:-}" ]; then
+		for i in "${!names[@]}"; do
+			echo "# plan: ${names[$i]} ${kernels[$i]} $(vm_tests "${skips[$i]}" "${tests[$i]}" "${ram[$i]}")"
+		done
+		return
+	fi
 	for i in "${!names[@]}"; do
 		while [ "$(jobs -rp | wc -l)" -ge "${LCLK_VM_JOBS:-$(nproc)}" ]; do
 			wait -n

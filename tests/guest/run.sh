@@ -20,6 +20,12 @@ name=$(basename "$module" .ko)
 
 tests=${LCLK_GUEST_TESTS:-$(ls build/tests/guest/* tests/guest/*.sh 2>/dev/null |
 	grep -v '^tests/guest/run.sh$' | grep -vE "${LCLK_GUEST_SKIP:-^$}" | sort -t/ -k3)}
+# --list: which tests, without running them (the host plans VMs with it).
+if [ "${1:-}" = --list ]; then
+	# shellcheck disable=SC2086 # one test per word
+	printf '%s\n' $tests
+	exit 0
+fi
 
 echo "# guest: $(uname -r), $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)$(grep -o ' preempt=[a-z]*' /proc/cmdline)"
 

@@ -10,7 +10,7 @@ kdir=/lib/modules/$(scripts/test-kernel)/build
 export LCLK_VM_KERNELS
 LCLK_VM_KERNELS=$(scripts/kernel-cache "$(. /etc/os-release && echo "$VERSION_CODENAME")" |
 	sed -n 's/^KALIAS=//p')
-echo "1..5"
+echo "1..7"
 
 n=0
 # expect_failure DESCRIPTION PATTERN ENV... : the vm suite must fail under
@@ -29,6 +29,32 @@ expect_failure() {
 		echo "not ok $n - $what did not fail the run (exit $rc)"
 	fi
 }
+
+# What "make check" boots on a machine where the debug kernel is built: the
+# tests that drive the module run under it, not the whole suite (KASAN x TCG
+# makes that about 70 VM-minutes; CI's budget is 90 for everything), which
+# "make check-debug" runs. Plans only: nothing boots.
+plan() {
+	env LCLK_VM_PLAN=1 LCLK_VM_KERNELS="$LCLK_VM_KERNELS debug" "$@" tests/run-suites.sh vm 2>&1
+}
+n=$((n + 1))
+out=$(plan)
+if printf '%s\n' "$out" | grep -q '^# plan: vm-debug debug .*build/tests/guest/lclk_kfuzz' &&
+   ! printf '%s\n' "$out" | grep -E '^# plan: vm-debug' | grep -qE 'tests/guest/(trace|daemon|cluster)'; then
+	echo "ok $n - make check runs the module's tests on the debug kernel, and only those"
+else
+	printf '%s\n' "$out" | sed 's/^/# /'
+	echo "not ok $n - make check's plan for the debug kernel is not the module's tests"
+fi
+n=$((n + 1))
+out=$(plan LCLK_DEBUG_SUITE=full)
+if printf '%s\n' "$out" | grep -q '^# plan: vm-debug debug .*tests/guest/trace_messages.sh' &&
+   printf '%s\n' "$out" | grep -q '^# plan: vm-debug-lclkctl debug .*tests/guest/cluster_mpi.sh'; then
+	echo "ok $n - make check-debug runs the whole suite on the debug kernel"
+else
+	printf '%s\n' "$out" | sed 's/^/# /'
+	echo "not ok $n - make check-debug's plan is not the whole suite"
+fi
 
 n=$((n + 1))
 if make -s -C "$kdir" M="$PWD/tests/vm/selftest/oops" modules >/dev/null 2>&1; then
