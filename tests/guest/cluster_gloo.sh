@@ -12,11 +12,16 @@
 # violation and no pair flagged. Its own job, not torch_ddp.sh's: tracing
 # four hosts' messages slows that 300-step job past its time limit under
 # TCG. Runs as root; TAP.
+#
+# Under TCG a rank starved of CPU holds the others up by as much as 0.6 s
+# between rank 3's steps (seen in dumped runs), and it is rightly named: so
+# rank 3 is 3 s late, and the merge counts waits of a quarter of that, as
+# tests/guest/cluster_mpi.sh does. Slower kernels (LCLK_TIME_SCALE) scale it.
 set -uo pipefail
 cd "${LCLK_REPO:-.}"
 
 lclkctl=build/lclkctl
-N=4 STEPS=${STEPS:-20} SLOW_MS=${SLOW_MS:-1000}
+N=4 STEPS=${STEPS:-20} SLOW_MS=${SLOW_MS:-$((3000 * ${LCLK_TIME_SCALE:-1}))}
 dir=$(mktemp -d /tmp/lclk-cluster-gloo.XXXXXX)
 # shellcheck source=tests/guest/lib/cluster.bash
 . tests/guest/lib/cluster.bash
@@ -68,15 +73,15 @@ for i in $(seq 0 $((N - 1))); do sed "s/^/# rank $i: /" "$dir/ranks/rank$i.log" 
 grep -hv '^Tracing' "$dir"/trace*.err | sed 's/^/# trace: /'
 check "4 ranks trained $STEPS steps with DDP over gloo, each on its host (status $rc)" test $rc -eq 0
 # As tests/guest/cluster_mpi.sh, for TCG: a rank forwards tens of ms after
-# its wait ends, and waits under a quarter of the lateness are the emulator's.
+# its wait ends, and shorter waits than a quarter of the lateness are the
+# emulator's.
 $lclkctl --json trace merge --link 50ms --min-wait $((SLOW_MS / 4))ms "$dir"/host*.pftrace \
 	-o "$dir/cluster.pftrace" \
 	>"$dir/honest.json" &&
 	python3 tests/guest/lib/cluster_verdict.py "$dir/honest.json" gloo host3 | tee "$dir/v"
 read -r _ share certain viol _ flagged matched < <(grep '^BENCH_gloo ' "$dir/v")
 check "gloo: the hosts' TCP messages recorded and matched (${matched:-0})" test "${matched:-0}" -gt 0
-todo "gloo: rank 3 is the straggler in >= 95% of rounds (${share:-})" \
-	"gloo's threads wake each other through futexes, some for work, not for a message; and under TCG a rank starved of CPU is late too" \
+check "gloo: rank 3 is the straggler in >= 95% of rounds (${share:-})" \
 	python3 -c "import sys; sys.exit(not ${share:-0} >= 0.95)"
 check "gloo: its orderings are certain (${certain:-})" \
 	python3 -c "import sys; sys.exit(not ${certain:-0} >= 0.95)"
