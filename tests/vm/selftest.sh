@@ -35,7 +35,8 @@ expect_failure() {
 # makes that about 70 VM-minutes; CI's budget is 90 for everything), which
 # "make check-debug" runs. Plans only: nothing boots.
 plan() {
-	env LCLK_VM_PLAN=1 LCLK_VM_KERNELS="$LCLK_VM_KERNELS debug" "$@" tests/run-suites.sh vm 2>&1
+	env LCLK_LOG_DIR=build/test-logs/selftest LCLK_VM_PLAN=1 \
+		LCLK_VM_KERNELS="$LCLK_VM_KERNELS debug" "$@" tests/run-suites.sh vm 2>&1
 }
 n=$((n + 1))
 out=$(plan)
