@@ -180,6 +180,13 @@ suite_vm() {
 		picked=$(printf '%s\n' build/tests/guest/*)
 	fi
 	ram_tests=$(grep -E "$ram_root_tests" <<<"$picked" | tr '\n' ' ')
+	# The longest VMs first, so that the short ones fill in at the end: the
+	# lclkctl-level ones (11 to 13 min under TCG), the kernel-level ones (6
+	# to 12), the suspend ones (under 1).
+	for k in "${kernels_[@]}"; do
+		[ -z "${LCLK_GUEST_TESTS:-}" ] && ! debug_module_only "$k" &&
+			names+=("vm-$k-lclkctl") kernels+=("$k") skips+=("") tests+=("$lclkctl_tests") ram+=("")
+	done
 	for k in "${kernels_[@]}"; do
 		if [ -z "${LCLK_GUEST_TESTS:-}" ]; then
 			skip="$userspace_tests|$ram_root_tests"
@@ -190,8 +197,6 @@ suite_vm() {
 		fi
 	done
 	for k in "${kernels_[@]}"; do
-		[ -z "${LCLK_GUEST_TESTS:-}" ] && ! debug_module_only "$k" &&
-			names+=("vm-$k-lclkctl") kernels+=("$k") skips+=("") tests+=("$lclkctl_tests") ram+=("")
 		for t in $ram_tests; do
 			names+=("vm-$k-$(basename "$t")") kernels+=("$k") skips+=("") tests+=("") ram+=("$t")
 		done
