@@ -110,8 +110,12 @@ static void peer(int fd, const struct opts *o, struct counts *c)
 
 	for (i = 0; i < o->rounds; i++) {
 		/* The first wait is for "go": no spinning before it. */
-		if (xrecv(fd, o->busy && i > 0, &c->calls[1], &empty))
+		if (xrecv(fd, o->busy && i > 0, &c->calls[1], &empty)) {
+			/* Seen once in a spinning pair with the initiator still there. */
+			fprintf(stderr, "pingpong: peer: recv found the end at round %ld of %ld\n",
+				i + 1, o->rounds);
 			break;
+		}
 		if (o->delay_us)
 			nanosleep(&d, NULL);
 		xsend(fd, &c->calls[1]);
