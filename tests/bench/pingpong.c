@@ -111,7 +111,10 @@ static void peer(int fd, const struct opts *o, struct counts *c)
 	for (i = 0; i < o->rounds; i++) {
 		/* The first wait is for "go": no spinning before it. */
 		if (xrecv(fd, o->busy && i > 0, &c->calls[1], &empty)) {
-			/* Seen once in a spinning pair with the initiator still there. */
+			/*
+			 * The end of a -t run, and, twice, of a spinning pair
+			 * whose initiator was still there.
+			 */
 			fprintf(stderr, "pingpong: peer: recv found the end at round %ld of %ld\n",
 				i + 1, o->rounds);
 			break;
