@@ -6,9 +6,10 @@
  * SOCK_SEQPACKET pair. Each round the initiator send()s 8 bytes and recv()s
  * the 8-byte answer; the peer recv()s, waits the delay (nanosleep, not a
  * traced call) and send()s back. So, with glibc, each process makes exactly
- * N sendto and N recvfrom calls, and the initiator's recvfrom lasts the
- * delay plus a wake-up. With -b both spin on recv(MSG_DONTWAIT), making
- * EAGAIN calls in between, the way busy-polling transports do.
+ * N sendto and N recvfrom calls (the peer one more recvfrom, which finds
+ * the end), and the initiator's recvfrom lasts the delay plus a wake-up.
+ * With -b both spin on recv(MSG_DONTWAIT), making EAGAIN calls in between,
+ * the way busy-polling transports do.
  *
  * Output, one line each:
  *   ready PID PEER_PID        before the first round (after -w's line)
@@ -110,19 +111,19 @@ static void peer(int fd, const struct opts *o, struct counts *c)
 
 	for (i = 0; i < o->rounds; i++) {
 		/* The first wait is for "go": no spinning before it. */
-		if (xrecv(fd, o->busy && i > 0, &c->calls[1], &empty)) {
-			/*
-			 * The end of a -t run, and, twice, of a spinning pair
-			 * whose initiator was still there.
-			 */
-			fprintf(stderr, "pingpong: peer: recv found the end at round %ld of %ld\n",
-				i + 1, o->rounds);
-			break;
-		}
+		if (xrecv(fd, o->busy && i > 0, &c->calls[1], &empty))
+			_exit(0);	/* a -t run's initiator stopped early */
 		if (o->delay_us)
 			nanosleep(&d, NULL);
 		xsend(fd, &c->calls[1]);
 	}
+	/*
+	 * Close only after the initiator has: a spinning initiator's
+	 * recv(MSG_DONTWAIT) on SOCK_SEQPACKET can find the queue empty, then
+	 * the shutdown flag set by our exit, and return end of file while the
+	 * last answer waits in the queue.
+	 */
+	xrecv(fd, false, &c->calls[1], &empty);
 	_exit(0);
 }
 

@@ -61,14 +61,17 @@ go() { local fd="fd_$1"; echo go >&"${!fd}"; eval "exec ${!fd}>&-"; }
 # A busy ping-pong under a traced, single-threaded TCG guest takes tens of
 # seconds: wait up to PP_WAIT_S (a limit on a hang, not a timed check).
 # Seconds, not loop turns: a loaded TCG guest takes tens of ms to fork grep.
-# pp_done NAME SECONDS: whether it finished in time.
+# pp_done NAME SECONDS: whether it finished in time (not if it exited
+# without finishing: there is nothing to wait for then).
 pp_done() {
-	local end=$((SECONDS + $2))
+	local end=$((SECONDS + $2)) pid
+	read -r _ pid _ <"$TMP/$1.out"
 	while [ $SECONDS -lt $end ]; do
 		grep -qs '^done' "$TMP/$1.out" && return 0
+		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
 	done
-	return 1
+	grep -qs '^done' "$TMP/$1.out"
 }
 # pp_show NAME: what a ping-pong that did not finish printed, and its state.
 pp_show() {
