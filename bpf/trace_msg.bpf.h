@@ -4,8 +4,9 @@
  * filter, ring buffer and loss counters): fentry and fexit on tcp_sendmsg
  * and tcp_recvmsg. Entry runs the process filter and notes the time and
  * the socket's write_seq (send) or copied_seq (receive); exit reads it
- * again, and the difference is the range of bytes the call moved. Calls
- * that moved nothing (EAGAIN, MSG_PEEK, errors) are not recorded.
+ * again, and the difference is the range of bytes the call moved, less
+ * the peer's FIN if the receive took it. Calls that moved nothing (EAGAIN,
+ * MSG_PEEK, errors, end of file) are not recorded.
  *
  * One record per call, no aggregation: collective libraries move big
  * buffers in few calls, and a merge needs each range to match the other
@@ -87,6 +88,32 @@ static __always_inline int msg_enter(struct sock *sk, bool send)
 	return 0;
 }
 
+/*
+ * Whether the receive that left copied_seq at seq took the peer's FIN: it
+ * counts one in the sequence space but is no byte of data (an end-of-file
+ * read, or the last data read with it). The FIN has come (SOCK_DONE, set
+ * when it is queued, after which nothing more can come) and was taken
+ * (copied_seq is up to rcv_nxt, which counts it); a receive that took none
+ * of it stops one short.
+ */
+struct sock___sk_flags {	/* before sk_flags moved into sock_common */
+	unsigned long sk_flags;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool msg_took_fin(struct sock *sk, __u32 seq)
+{
+	struct sock___sk_flags *old = (void *)sk;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	unsigned long done = 1UL << bpf_core_enum_value(enum sock_flags, SOCK_DONE);
+	unsigned long flags;
+
+	if (bpf_core_field_exists(old->sk_flags))
+		flags = BPF_CORE_READ(old, sk_flags);
+	else
+		flags = BPF_CORE_READ(sk, __sk_common.skc_flags);
+	return (flags & done) && BPF_CORE_READ(tp, rcv_nxt) == seq;
+}
+
 static __always_inline void msg_addrs(struct sock *sk, struct trace_msg *m)
 {
 	m->family = BPF_CORE_READ(sk, __sk_common.skc_family);
@@ -106,10 +133,14 @@ static __always_inline int msg_exit(struct sock *sk, bool send)
 	__u32 tid = bpf_get_current_pid_tgid(), len;
 	struct msg_start *st = msg_start_of(tid);
 	struct trace_msg *m;
+	__u32 seq;
 
 	if (!st || !st->ts)
 		return 0;
-	len = msg_seq(sk, send) - st->seq;
+	seq = msg_seq(sk, send);
+	len = seq - st->seq;
+	if (len && !send && msg_took_fin(sk, seq))
+		len--;
 	/* Nothing moved, or another thread's call interleaved: no range. */
 	if (!len || len > (1U << 30))
 		goto out;

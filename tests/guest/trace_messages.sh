@@ -45,7 +45,7 @@ n = 2 * int(sys.argv[2])
 m = r["messages"]
 print("# %s" % json.dumps(m))
 ok = m["sends"] == n and m["recvs"] == n
-print("%s 2 - %d sends and %d receives recorded (want %d each)"
+print("%s 2 - %d sends and %d receives recorded (want %d each; the end-of-file read is none)"
       % ("ok" if ok else "not ok", m["sends"], m["recvs"], n))
 ok = m["matched"] == n and m["unmatched_recvs"] == 0 and r["flows"] == n
 print("%s 3 - every receive matched to its send by sequence range, with an arrow"
