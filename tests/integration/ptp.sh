@@ -112,6 +112,16 @@ within() {
 
 show() { sed 's/^/# /' "$@"; }
 
+# The ptp4l slave's master_offset (ns) at 9 of its Syncs, 0.25 s apart.
+slave_offsets() {
+	local i
+	for i in $(seq 9); do
+		pmc -u -b 0 -f "$TMP/s.conf" -s "$TMP/s.uds" 'GET TIME_STATUS_NP' 2>/dev/null |
+			awk '$1 == "master_offset" { print $2 }'
+		sleep 0.25
+	done
+}
+
 probe() {	# probe OUT ARGS...: source_probe in the slave namespace
 	local out=$1
 	shift
@@ -150,11 +160,7 @@ probe "$TMP/t3" -n 3 'ptp://eth0?timescale=arb'
 within "$TMP/t3" "$GM1" || r=1
 # One master_offset of ptp4l's is one Sync's, as noisy as the link on a
 # loaded host: compare with the median of 9 of them, read 0.25 s apart.
-for i in $(seq 9); do
-	pmc -u -b 0 -f "$TMP/s.conf" -s "$TMP/s.uds" 'GET TIME_STATUS_NP' 2>/dev/null |
-		awk '$1 == "master_offset" { print $2 }'
-	sleep 0.25
-done | sort -n >"$TMP/theirs"
+slave_offsets | sort -n >"$TMP/theirs"
 theirs=$(awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }' "$TMP/theirs")
 # ptp4l reports slave - master, lclkctl reference - target: opposite signs.
 awk -v t="${theirs:-0}" '$1 == "ok" { d = $3 + t; d = d < 0 ? -d : d
@@ -198,11 +204,7 @@ within "$TMP/t4t" "$GM1" && awk '$1 == "ok" { b[FILENAME] = $4 - $5 / 2 } END {
 # The bound holds while the path delay is steady (tools/ptp4l_source.c): on
 # a failure, the slave's offsets at its next Syncs, to tell one Sync delayed
 # past twice the mean path delay (a loaded host) from a wrong reading.
-[ $r = 0 ] || for i in $(seq 9); do
-	pmc -u -b 0 -f "$TMP/s.conf" -s "$TMP/s.uds" 'GET TIME_STATUS_NP' 2>/dev/null |
-		awk '$1 == "master_offset" { print "# then: master_offset " $2 " ns" }'
-	sleep 0.13
-done
+[ $r = 0 ] || slave_offsets | sed 's/.*/# then: master_offset & ns/'
 ok $r "ptp4l: source on the ptp4l slave's socket: |offset| <= bound; an untraceable grandmaster refused without timescale=arb, a traceable one's accuracy in the bound"
 
 # 5. Layer 2 transport, from a master that allows a Delay_Req a second.
