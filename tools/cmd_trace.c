@@ -442,7 +442,7 @@ static int report(struct trace_run *r, struct trace_probe *tp,
 		.clock = r->logical ? "logical" : "monotonic",
 		.outliers = r->period_outliers,
 	};
-	int err, k;
+	int err;
 
 	err = trace_probe_read(tp, &cur);
 	if (err) {
@@ -463,11 +463,7 @@ static int report(struct trace_run *r, struct trace_probe *tp,
 	else
 		trace_report_text(stdout, &delta, &per);
 	fflush(stdout);
-	for (k = 0; k < TRACE_DROP_NR; k++)
-		if (delta.drops[k])
-			fprintf(stderr, "lclkctl trace: warning: %llu %s lost (see \"lost\" in the report)\n",
-				(unsigned long long)delta.drops[k],
-				k == TRACE_DROP_EVENTS ? "outliers" : "calls");
+	trace_report_warnings(stderr, &delta);
 	r->period_outliers = 0;
 	trace_snapshot_free(&delta);
 	if (o->prom_out) {

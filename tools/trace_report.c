@@ -19,8 +19,18 @@ static const char *const drop_help[TRACE_DROP_NR] = {
 	[TRACE_DROP_STARTS]	= "calls not timed: too many in flight",
 	[TRACE_DROP_HIST]	= "calls not counted: histogram map full",
 	[TRACE_DROP_RECURSION]	= "probe runs skipped: the CPU was already in a probe",
-	[TRACE_DROP_MESSAGES]	= "message records lost: ring buffer full or too many in flight",
+	[TRACE_DROP_MESSAGES]	= "message records lost: ring buffer full",
 };
+
+void trace_report_warnings(FILE *f, const struct trace_snapshot *snap)
+{
+	int k;
+
+	for (k = 0; k < TRACE_DROP_NR; k++)
+		if (snap->drops[k])
+			fprintf(f, "lclkctl trace: warning: %llu %s (see \"lost\" in the report)\n",
+				(unsigned long long)snap->drops[k], drop_help[k]);
+}
 
 static void series_label(const struct trace_series *s, char *buf, size_t len)
 {

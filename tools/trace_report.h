@@ -20,6 +20,9 @@ struct trace_period {
 void trace_report_text(FILE *f, const struct trace_snapshot *snap,
 		       const struct trace_period *per);
 
+/* A warning line for each counter of losses that is not 0. */
+void trace_report_warnings(FILE *f, const struct trace_snapshot *snap);
+
 /* One JSON document for the period. */
 void trace_report_json(struct json *j, const struct trace_snapshot *snap,
 		       const struct trace_period *per);
