@@ -79,9 +79,22 @@ const volatile __u64 spin_gap_ns = TRACE_SPIN_GAP_NS;
 /* tp_btf: enum trace_sys by syscall number */
 const volatile __u8 sys_class[TRACE_MAX_NR];
 
+/* A TCP connection's ends, noted for a message record (trace_msg.bpf.h). */
+struct msg_ends {
+	__u8 laddr[16];		/* IPv4 in the first 4 bytes */
+	__u8 raddr[16];
+	__u16 family;
+	__u16 lport;
+	__u16 rport;
+};
+
 struct trace_start {
 	__u64 ts;
 	__u64 msgvec;		/* sendmmsg/recvmmsg: struct mmsghdr * */
+	/* --messages: the TCP socket the call moves data on, 0 if none */
+	__u64 msg_sk;			/* struct sock * */
+	__u32 msg_seq;			/* its sequence number then */
+	struct msg_ends msg_ends;
 	__s32 fd;
 	__u32 cpu;
 	__u8 sys;
@@ -400,6 +413,8 @@ static __always_inline bool continues(struct trace_start *stp, __u8 sys)
 	return true;
 }
 
+#include "trace_msg.bpf.h"
+
 /* The calls a busy-polling thread spins in. */
 static __always_inline bool polls(__u8 sys)
 {
@@ -507,6 +522,7 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 		return 0;
 	}
 	stp->msgvec = msgvec;
+	stp->msg_sk = 0;
 	stp->fd = fd;
 	stp->dev = dev;
 	stp->sys = sys;
@@ -712,6 +728,10 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	key.outcome = outcome_of(st.sys, ret);
 	key.dev = st.dev;
 	add_to_hist(&key, lat, bytes);
+	if (st.msg_sk && ret > 0)
+		msg_record(&st, key.tgid, tid,
+			   st.sys == TRACE_SYS_SENDMMSG || st.sys == TRACE_SYS_RECVMMSG ? 0 : bytes,
+			   now);
 
 	span = spin_step(stp, key.outcome, now);
 	drop_start(tid, stp);
@@ -836,7 +856,5 @@ int BPF_PROG(fexit_fn_##name, struct restart_block *restart, long ret)	\
 
 RESTART_PROBES(futex_wait_restart)	/* futex waits with a timeout */
 RESTART_PROBES(do_restart_poll)		/* poll with a timeout */
-
-#include "trace_msg.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,60 +1,54 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Message records for lclkctl trace --messages, part of trace.bpf.c (its
- * filter, ring buffer and loss counters): fentry and fexit on tcp_sendmsg
- * and tcp_recvmsg. Entry runs the process filter and notes the time and
- * the socket's write_seq (send) or copied_seq (receive); exit reads it
- * again, and the difference is the range of bytes the call moved, less
- * the peer's FIN if the receive took it. Calls that moved nothing (EAGAIN,
- * MSG_PEEK, errors, end of file) are not recorded.
+ * Message records for lclkctl trace --messages, part of trace.bpf.c's
+ * syscall probes. In a traced call (send*, recv*, read, write, readv,
+ * writev), fentry on tcp_sendmsg or tcp_recvmsg notes in the call's start
+ * the socket and its write_seq (send) or copied_seq (receive); the call's
+ * exit reads it again, and the difference is the range of bytes the call
+ * moved, less the peer's FIN if a receive took it. The record is stamped
+ * with the call's entry and exit. Calls that moved nothing (EAGAIN,
+ * MSG_PEEK, errors, end of file) are not recorded, nor is what moves
+ * outside the traced calls (sendfile, splice, io_uring).
+ *
+ * fentry only, the exit being the syscall probe's: an fexit on the TCP
+ * functions too cost two more trampolines per call, which call the
+ * function from within (tests/bench/trace_messages.sh). And a thread
+ * asleep in tcp_recvmsg is not inside a trampoline, on any kernel.
  *
  * One record per call, no aggregation: collective libraries move big
  * buffers in few calls, and a merge needs each range to match the other
  * end's. What the ring buffer cannot take is counted as lost
  * (TRACE_DROP_MESSAGES), never waited for.
- *
- * fexit only where a thread sleeping in tcp_recvmsg cannot outlive its
- * trampoline (5.12+): userspace loads these with fentry attach only.
  */
 
 #include <bpf/bpf_endian.h>
 
-#define AF_INET		2
 #define AF_INET6	10
 
-/* Valid while ts is not 0. */
-struct msg_start {
-	__u64 ts;
-	__u64 pid_tgid;		/* as the filter saw them */
-	__u32 seq;
-	__u32 cpu;
-};
-
-/*
- * Per thread (sends and receives do not nest within one): in task storage
- * where the syscalls' starts are, else in a hash by kernel tid. The one not
- * used is the smallest hash (userspace).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct msg_start);
-} msg_task_starts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct msg_start);
-} msg_starts SEC(".maps");
-
-/* The thread's start, NULL if it has none. */
-static __always_inline struct msg_start *msg_start_of(__u32 tid)
+static __always_inline bool msg_sends(__u8 sys)
 {
-	if (use_task_storage)
-		return bpf_task_storage_get(&msg_task_starts, bpf_get_current_task_btf(), NULL, 0);
-	return bpf_map_lookup_elem(&msg_starts, &tid);
+	switch (sys) {
+	case TRACE_SYS_SENDTO:
+	case TRACE_SYS_SENDMSG:
+	case TRACE_SYS_SENDMMSG:
+	case TRACE_SYS_WRITE:
+	case TRACE_SYS_WRITEV:
+		return true;
+	}
+	return false;
+}
+
+static __always_inline bool msg_receives(__u8 sys)
+{
+	switch (sys) {
+	case TRACE_SYS_RECVFROM:
+	case TRACE_SYS_RECVMSG:
+	case TRACE_SYS_RECVMMSG:
+	case TRACE_SYS_READ:
+	case TRACE_SYS_READV:
+		return true;
+	}
+	return false;
 }
 
 static __always_inline __u32 msg_seq(struct sock *sk, bool send)
@@ -62,30 +56,6 @@ static __always_inline __u32 msg_seq(struct sock *sk, bool send)
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 
 	return send ? BPF_CORE_READ(tp, write_seq) : BPF_CORE_READ(tp, copied_seq);
-}
-
-static __always_inline int msg_enter(struct sock *sk, bool send)
-{
-	__u32 tid = bpf_get_current_pid_tgid();
-	struct msg_start st, *stp;
-
-	if (excluded(&st.pid_tgid))
-		return 0;
-	st.seq = msg_seq(sk, send);
-	st.cpu = bpf_get_smp_processor_id();
-	st.ts = bpf_ktime_get_ns();
-	if (use_task_storage) {
-		stp = bpf_task_storage_get(&msg_task_starts, bpf_get_current_task_btf(), NULL,
-					   BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (stp) {
-			*stp = st;
-			return 0;
-		}
-	} else if (!bpf_map_update_elem(&msg_starts, &tid, &st, BPF_ANY)) {
-		return 0;
-	}
-	count_drop(TRACE_DROP_MESSAGES);
-	return 0;
 }
 
 /*
@@ -114,81 +84,100 @@ static __always_inline bool msg_took_fin(struct sock *sk, __u32 seq)
 	return (flags & done) && BPF_CORE_READ(tp, rcv_nxt) == seq;
 }
 
-static __always_inline void msg_addrs(struct sock *sk, struct trace_msg *m)
+/*
+ * The record of call st, over at now, having moved bytes (0 where the call
+ * does not say: sendmmsg and recvmmsg return a count of messages).
+ */
+static __always_inline void msg_record(const struct trace_start *st, __u32 tgid,
+				       __u32 tid, __u64 bytes, __u64 now)
 {
-	m->family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	m->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	m->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	if (m->family == AF_INET6) {
-		BPF_CORE_READ_INTO(&m->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(&m->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
-	} else {
-		BPF_CORE_READ_INTO((__u32 *)m->laddr, sk, __sk_common.skc_rcv_saddr);
-		BPF_CORE_READ_INTO((__u32 *)m->raddr, sk, __sk_common.skc_daddr);
-	}
-}
-
-static __always_inline int msg_exit(struct sock *sk, bool send)
-{
-	__u32 tid = bpf_get_current_pid_tgid(), len;
-	struct msg_start *st = msg_start_of(tid);
+	struct sock *sk = (void *)st->msg_sk;
+	bool send = msg_sends(st->sys);
 	struct trace_msg *m;
-	__u32 seq;
+	__u32 seq, len;
 
-	if (!st || !st->ts)
-		return 0;
 	seq = msg_seq(sk, send);
-	len = seq - st->seq;
+	len = seq - st->msg_seq;
 	if (len && !send && msg_took_fin(sk, seq))
 		len--;
-	/* Nothing moved, or another thread's call interleaved: no range. */
-	if (!len || len > (1U << 30))
-		goto out;
+	/*
+	 * Nothing moved; or the range is not the call's alone: another
+	 * thread's call on the socket went in between (or a SYN took a
+	 * number: MSG_FASTOPEN).
+	 */
+	if (!len || (bytes && len != bytes) || len > (1U << 30))
+		return;
 	m = bpf_ringbuf_reserve(&events, sizeof(*m), 0);
 	if (!m) {
 		count_drop(TRACE_DROP_MESSAGES);
-		goto out;
+		return;
 	}
 	__builtin_memset(m, 0, sizeof(*m));
 	m->begin_ns = st->ts;
-	m->end_ns = bpf_ktime_get_ns();
-	m->pid = st->pid_tgid >> 32;
-	m->tid = st->pid_tgid;
-	m->seq = st->seq;
+	m->end_ns = now;
+	m->pid = tgid;
+	m->tid = tid;
+	m->seq = st->msg_seq;
 	m->len = len;
 	m->cpu = st->cpu;
 	m->send = send;
-	msg_addrs(sk, m);
+	m->family = st->msg_ends.family;
+	m->lport = st->msg_ends.lport;
+	m->rport = st->msg_ends.rport;
+	__builtin_memcpy(m->laddr, st->msg_ends.laddr, sizeof(m->laddr));
+	__builtin_memcpy(m->raddr, st->msg_ends.raddr, sizeof(m->raddr));
 	bpf_get_current_comm(m->comm, sizeof(m->comm));
 	bpf_ringbuf_submit(m, 0);
-out:
-	if (use_task_storage)
-		st->ts = 0;
-	else
-		bpf_map_delete_elem(&msg_starts, &tid);
+}
+
+static __always_inline void msg_note_ends(struct sock *sk, struct msg_ends *e)
+{
+	struct sock_common *skc = &sk->__sk_common;
+
+	e->family = skc->skc_family;
+	e->lport = skc->skc_num;
+	e->rport = bpf_ntohs(skc->skc_dport);
+	if (e->family == AF_INET6) {
+		__builtin_memcpy(e->laddr, skc->skc_v6_rcv_saddr.in6_u.u6_addr8, 16);
+		__builtin_memcpy(e->raddr, skc->skc_v6_daddr.in6_u.u6_addr8, 16);
+	} else {
+		__builtin_memset(e->laddr, 0, sizeof(e->laddr));
+		__builtin_memset(e->raddr, 0, sizeof(e->raddr));
+		__builtin_memcpy(e->laddr, &skc->skc_rcv_saddr, 4);
+		__builtin_memcpy(e->raddr, &skc->skc_daddr, 4);
+	}
+}
+
+/*
+ * The socket the thread's traced call sends or receives on, and where it
+ * begins in the sequence space; noted once per call: a sendmmsg sends
+ * several times, a restarted call goes on.
+ */
+static __always_inline int msg_note(struct sock *sk, bool send)
+{
+	struct trace_start *stp = start_of((__u32)bpf_get_current_pid_tgid(), false);
+	struct tcp_sock *tp;
+
+	if (!stp || !stp->ts || stp->msg_sk ||
+	    !(send ? msg_sends(stp->sys) : msg_receives(stp->sys)))
+		return 0;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return 0;
+	stp->msg_seq = send ? tp->write_seq : tp->copied_seq;
+	stp->msg_sk = (__u64)sk;
+	msg_note_ends(sk, &stp->msg_ends);
 	return 0;
 }
 
 SEC("fentry/tcp_sendmsg")
-int BPF_PROG(msg_send_enter, struct sock *sk)
+int BPF_PROG(msg_send, struct sock *sk)
 {
-	return msg_enter(sk, true);
-}
-
-SEC("fexit/tcp_sendmsg")
-int BPF_PROG(msg_send_exit, struct sock *sk)
-{
-	return msg_exit(sk, true);
+	return msg_note(sk, true);
 }
 
 SEC("fentry/tcp_recvmsg")
-int BPF_PROG(msg_recv_enter, struct sock *sk)
+int BPF_PROG(msg_recv, struct sock *sk)
 {
-	return msg_enter(sk, false);
-}
-
-SEC("fexit/tcp_recvmsg")
-int BPF_PROG(msg_recv_exit, struct sock *sk)
-{
-	return msg_exit(sk, false);
+	return msg_note(sk, false);
 }
