@@ -279,6 +279,12 @@ static int load(struct trace_probe *tp, const struct trace_kernel *k,
 	skel->rodata->filter_cgroup = f->cgroup != NULL;
 	trace_sys_fill(skel->rodata->sys_class);
 
+	/*
+	 * Message records come with every send and receive: room for bursts
+	 * while the reader is off the CPU (80k records, not 10k).
+	 */
+	if (f->messages && bpf_map__set_max_entries(skel->maps.events, 8 << 20))
+		return -errno;
 	err = select_programs(tp, k, f->messages);
 	err = err ?: place_starts(tp, k);
 	if (err)
