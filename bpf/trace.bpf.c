@@ -413,6 +413,20 @@ static __always_inline bool continues(struct trace_start *stp, __u8 sys)
 	return true;
 }
 
+/* The calls that receive data. */
+static __always_inline bool receives(__u8 sys)
+{
+	switch (sys) {
+	case TRACE_SYS_RECVFROM:
+	case TRACE_SYS_RECVMSG:
+	case TRACE_SYS_RECVMMSG:
+	case TRACE_SYS_READ:
+	case TRACE_SYS_READV:
+		return true;
+	}
+	return false;
+}
+
 #include "trace_msg.bpf.h"
 
 /* The calls a busy-polling thread spins in. */
@@ -426,14 +440,9 @@ static __always_inline bool polls(__u8 sys)
 	case TRACE_SYS_EPOLL_WAIT:
 	case TRACE_SYS_EPOLL_PWAIT:
 	case TRACE_SYS_EPOLL_PWAIT2:
-	case TRACE_SYS_RECVFROM:
-	case TRACE_SYS_RECVMSG:
-	case TRACE_SYS_RECVMMSG:
-	case TRACE_SYS_READ:
-	case TRACE_SYS_READV:
 		return true;
 	}
-	return false;
+	return receives(sys);
 }
 
 /*

@@ -25,30 +25,11 @@
 
 #define AF_INET6	10
 
-static __always_inline bool msg_sends(__u8 sys)
+/* The traced calls that send data (receives(): those that receive it). */
+static __always_inline bool sends(__u8 sys)
 {
-	switch (sys) {
-	case TRACE_SYS_SENDTO:
-	case TRACE_SYS_SENDMSG:
-	case TRACE_SYS_SENDMMSG:
-	case TRACE_SYS_WRITE:
-	case TRACE_SYS_WRITEV:
-		return true;
-	}
-	return false;
-}
-
-static __always_inline bool msg_receives(__u8 sys)
-{
-	switch (sys) {
-	case TRACE_SYS_RECVFROM:
-	case TRACE_SYS_RECVMSG:
-	case TRACE_SYS_RECVMMSG:
-	case TRACE_SYS_READ:
-	case TRACE_SYS_READV:
-		return true;
-	}
-	return false;
+	return sys == TRACE_SYS_SENDTO || sys == TRACE_SYS_SENDMSG || sys == TRACE_SYS_SENDMMSG ||
+	       sys == TRACE_SYS_WRITE || sys == TRACE_SYS_WRITEV;
 }
 
 static __always_inline __u32 msg_seq(struct sock *sk, bool send)
@@ -92,7 +73,7 @@ static __always_inline void msg_record(const struct trace_start *st, __u32 tgid,
 				       __u32 tid, __u64 bytes, __u64 now)
 {
 	struct sock *sk = (void *)st->msg_sk;
-	bool send = msg_sends(st->sys);
+	bool send = sends(st->sys);
 	struct trace_msg *m;
 	__u32 seq, len;
 
@@ -159,7 +140,7 @@ static __always_inline int msg_note(struct sock *sk, bool send)
 	struct tcp_sock *tp;
 
 	if (!stp || !stp->ts || stp->msg_sk ||
-	    !(send ? msg_sends(stp->sys) : msg_receives(stp->sys)))
+	    !(send ? sends(stp->sys) : receives(stp->sys)))
 		return 0;
 	tp = bpf_skc_to_tcp_sock(sk);
 	if (!tp)
