@@ -53,9 +53,10 @@ check_holdover_growth() {
 # source, starting 1 ms off and unsynchronised; it synchronises, and its
 # bound covers REF (empty: CLOCK_REALTIME, the reference of both; or the
 # logical clock a PHC source reads, which has no bound to pass on). THEN
-# runs while it is synchronised.
+# runs while it is synchronised. The follower's maxdrift is $drift, 100ppm
+# unless the caller sets it.
 follow() {
-	local what=$1 ref=$2 line=$3 then=${4:-} pid r rc
+	local what=$1 ref=$2 line=$3 then=${4:-} drift=${drift:-100ppm} pid r rc
 	$lclkctl -d /dev/lclk1 set --realtime --unsync --allow-backward >/dev/null &&
 		$lclkctl -d /dev/lclk1 step --allow-backward -- -1ms >/dev/null
 	cat >"$dir/follow.conf" <<-EOC
@@ -64,7 +65,7 @@ follow() {
 	poll 500ms 2s
 	fastpolls 2
 	samples 4 50ms 300ms
-	maxdrift 100ppm
+	maxdrift $drift
 	control $dir/ctl-follow.sock
 	log info
 	EOC
