@@ -19,10 +19,13 @@
  * a benchmark divides by CALLS, unaffected by waiting for a busy CPU.
  * -T puts the two on a TCP connection over 127.0.0.1 (TCP_NODELAY)
  * instead, for lclkctl trace --messages, which records TCP only.
- * -l FILE logs each round as "SEND_BEFORE RECV_AFTER EMPTY" in logical time
- * (/dev/lclk0) or, without the module, CLOCK_MONOTONIC: any traced call of
- * the round starts and ends between the two; EMPTY is the number of the
- * initiator's receives that found nothing (EAGAIN, EINTR) that round.
+ * -l FILE logs each round as "SEND_BEFORE RECV_AFTER EMPTY RECV_BEFORE" in
+ * logical time (/dev/lclk0) or, without the module, CLOCK_MONOTONIC: any
+ * traced call of the round starts and ends between the first two; EMPTY is
+ * the number of the initiator's receives that found nothing (EAGAIN, EINTR)
+ * that round; the receives lie between RECV_BEFORE and RECV_AFTER, so a
+ * round where those are close had its answer waiting (the initiator was
+ * off the CPU for the peer's delay) and its receive did not wait.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -237,7 +240,7 @@ int main(int argc, char **argv)
 	if (o.comm && prctl(PR_SET_NAME, o.comm))
 		die("prctl");
 	logical = lclk_open(&lc, "/dev/lclk0") == 0;
-	if (o.log && (!(stamps = calloc(2 * o.rounds, sizeof(*stamps))) ||
+	if (o.log && (!(stamps = calloc(3 * o.rounds, sizeof(*stamps))) ||
 		      !(empty = calloc(o.rounds, sizeof(*empty)))))
 		die("calloc");
 	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
@@ -270,14 +273,16 @@ int main(int argc, char **argv)
 		uint64_t round_empty = 0;
 
 		if (stamps)
-			stamps[2 * i] = now_ns(&lc, logical);
+			stamps[3 * i] = now_ns(&lc, logical);
 		xsend(sv[0], &c->calls[0]);
+		if (stamps)
+			stamps[3 * i + 2] = now_ns(&lc, logical);
 		if (xrecv(sv[0], o.busy, &c->calls[0], &round_empty)) {
 			peer_gone(pid);
 			return 1;
 		}
 		if (stamps) {
-			stamps[2 * i + 1] = now_ns(&lc, logical);
+			stamps[3 * i + 1] = now_ns(&lc, logical);
 			empty[i] = round_empty;
 		}
 	}
@@ -294,8 +299,9 @@ int main(int argc, char **argv)
 		if (!f)
 			die(o.log);
 		for (i = 0; i < o.rounds; i++)
-			fprintf(f, "%lld %lld %llu\n", (long long)stamps[2 * i],
-				(long long)stamps[2 * i + 1], (unsigned long long)empty[i]);
+			fprintf(f, "%lld %lld %llu %lld\n", (long long)stamps[3 * i],
+				(long long)stamps[3 * i + 1], (unsigned long long)empty[i],
+				(long long)stamps[3 * i + 2]);
 		if (fclose(f))
 			die(o.log);
 	}

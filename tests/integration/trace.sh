@@ -168,12 +168,13 @@ start_trace pid --pid "$PP_PID" --threshold $((DELAY_US / 2))us --prom-out "$TMP
 	--trace-out "$TMP/pid.pftrace" --interval 500ms
 go pid; pp_wait pid; stop_trace
 check "pid: initiator's recvfrom: $ROUNDS calls in ($((LOW - 1)), $HIGH] ns (90%), none more than a bucket earlier, 8 bytes each" \
-	$CHECK series "$TMP/pid.jsonl" "$PP_PID" recvfrom data "$ROUNDS" --low $LOW --high $HIGH --bytes $((8 * ROUNDS))
+	$CHECK series "$TMP/pid.jsonl" "$PP_PID" recvfrom data "$ROUNDS" --low $LOW --high $HIGH \
+		--log "$TMP/pid.log" --bytes $((8 * ROUNDS))
 check "pid: initiator's sendto: $ROUNDS calls" \
 	$CHECK series "$TMP/pid.jsonl" "$PP_PID" sendto data "$ROUNDS" --bytes $((8 * ROUNDS))
 check "pid: the peer and every other process filtered out" $CHECK pids "$TMP/pid.jsonl" "$PP_PID"
 check "pid: $ROUNDS outliers, each inside its round ($TRACE_CLOCK time)" \
-	$CHECK outliers "$TMP/pid.jsonl" "$TMP/pid.log" "$PP_PID" "$TRACE_CLOCK"
+	$CHECK outliers "$TMP/pid.jsonl" "$TMP/pid.log" "$PP_PID" "$TRACE_CLOCK" $((DELAY_US / 2 * 1000))
 check "mode: the first line names the attach mode ($TRACE_ATTACH)" \
 	grep -q "^Tracing .* with \(fentry/fexit on [0-9]* syscalls\|tp_btf on raw_syscalls\), starts in" "$TMP/pid.err"
 case $TRACE_ATTACH in
@@ -191,7 +192,7 @@ else
 	check "module: no CLOCK_MONOTONIC warning" bash -c "! grep -q CLOCK_MONOTONIC '$TMP/pid.err'"
 fi
 check "prom: cumulative buckets, +Inf, _sum, _count" \
-	$CHECK prom "$TMP/pid.prom" "$PP_PID" recvfrom data "$ROUNDS" $HIGH
+	$CHECK prom "$TMP/pid.prom" "$PP_PID" recvfrom data "$ROUNDS" $HIGH --log "$TMP/pid.log"
 check "perfetto: one thread track, a slice per outlier" \
 	$CHECK perfetto "$TMP/pid.pftrace" "$TMP/pid.jsonl"
 if command -v protoc >/dev/null; then
