@@ -89,12 +89,17 @@ def load_rounds(log):
     return [tuple(map(int, l.split())) for l in open(log)]
 
 
+def receive_ns(r):
+    """How long the round's receive took at most: RECV_AFTER - RECV_BEFORE."""
+    return r[1] - r[3]
+
+
 def answered(log, ns):
     """Rounds whose receive began less than ns before it returned: the
     initiator was off the CPU between its send and its receive for the
     peer's delay (a TCG vCPU the host did not run), so the answer was
     waiting and the receive did not wait. Without a LOG, none."""
-    return 0 if log is None else sum(1 for r in load_rounds(log) if r[1] - r[3] < ns)
+    return 0 if log is None else sum(1 for r in load_rounds(log) if receive_ns(r) < ns)
 
 
 def cmd_series(args):
@@ -169,9 +174,9 @@ def cmd_outliers(args):
             fail("outlier [%d, %d] not alone inside one round" % (o["start_ns"], o["end_ns"]))
         waited.add(inside[0])
     for r in rounds:
-        if r not in waited and r[1] - r[3] >= int(threshold):
+        if r not in waited and receive_ns(r) >= int(threshold):
             fail("no recvfrom outlier in the round [%d, %d], its receive %d ns" %
-                 (r[0], r[1], r[1] - r[3]))
+                 (r[0], r[1], receive_ns(r)))
     for o in outliers:
         if o["syscall"] != "recvfrom" and (o["pid"] != int(pid) or o["syscall"] != "sendto" or
                                            not rounds_holding(rounds, o)):
