@@ -115,7 +115,7 @@ struct pb_field {
 
 static inline bool pb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	const uint8_t *q = *p;	/* not *p: a byte store may alias it */
+	const uint8_t *q = *p, *lim;	/* not *p: a byte store may alias it */
 	unsigned int shift;
 	uint64_t x = 0;
 
@@ -125,7 +125,9 @@ static inline bool pb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t
 		*p = q + 1;
 		return true;
 	}
-	for (shift = 0; q < end && shift < 64; shift += 7) {
+	/* Ten bytes at most (64 bits): one check per byte, not two. */
+	lim = end - q > 10 ? q + 10 : end;
+	for (shift = 0; q < lim; shift += 7) {
 		uint8_t b = *q++;
 
 		x |= (uint64_t)(b & 0x7f) << shift;

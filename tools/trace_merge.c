@@ -44,8 +44,17 @@ struct event {
 	uint8_t woken;			/* a futex wait another thread ended */
 	uint16_t name_len, cat_len;
 	uint32_t ann_len;
+	uint32_t data_cap;		/* of data[]; EVENT_DATA: recycled */
+	struct event *next_spare;
 	char data[];			/* name, NUL, category, NUL, annotations */
 };
+
+/*
+ * What data[] holds at least: the names and annotations of lclkctl trace's
+ * events fit. Events of that size are recycled, flows buffer and all:
+ * allocating and freeing each one was 7 % of a merge's instructions.
+ */
+#define EVENT_DATA	128
 
 struct track {
 	uint64_t uuid;			/* 0: free slot */
@@ -94,6 +103,7 @@ struct merge {
 	struct pftrace_writer *w;
 	struct merge_result *res;
 	uint64_t next_flow;
+	struct event *spare;		/* released events, for reuse */
 	int err;
 };
 
@@ -343,6 +353,43 @@ static bool waiting_call(const uint8_t *name, size_t len)
 	return false;
 }
 
+/* An event with room for data_len bytes of data, zeroed but for its buffers. */
+static struct event *event_get(struct merge *m, size_t data_len)
+{
+	struct event *e = m->spare;
+	uint64_t *flows = NULL;
+	uint32_t flows_cap = 0;
+	size_t cap = EVENT_DATA;
+
+	if (e && data_len <= EVENT_DATA) {
+		m->spare = e->next_spare;
+		flows = e->flows;
+		flows_cap = e->flows_cap;
+	} else {
+		if (data_len > cap)
+			cap = data_len;
+		e = malloc(sizeof(*e) + cap);
+		if (!e)
+			return NULL;
+	}
+	memset(e, 0, sizeof(*e));
+	e->flows = flows;
+	e->flows_cap = flows_cap;
+	e->data_cap = cap;
+	return e;
+}
+
+static void event_put(struct merge *m, struct event *e)
+{
+	if (e->data_cap == EVENT_DATA) {
+		e->next_spare = m->spare;
+		m->spare = e;
+		return;
+	}
+	free(e->flows);
+	free(e);
+}
+
 static struct event *new_event(struct merge *m, struct input *in, uint64_t track,
 			       int64_t ts, const uint8_t *name, size_t name_len,
 			       const uint8_t *cat, size_t cat_len,
@@ -354,10 +401,9 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 		name_len = UINT16_MAX;
 	if (cat_len > UINT16_MAX)
 		cat_len = UINT16_MAX;
-	e = malloc(sizeof(*e) + name_len + cat_len + 2 + in->ann.len);
+	e = event_get(m, name_len + cat_len + 2 + in->ann.len);
 	if (!e)
 		return NULL;
-	memset(e, 0, sizeof(*e));
 	e->begin = e->end = ts;
 	e->bound_begin = a->bound_begin;
 	e->bound_end = a->bound_end;
@@ -669,8 +715,7 @@ static void release(struct merge *m)
 		if (err)
 			m->err = err;
 	}
-	free(e->flows);
-	free(e);
+	event_put(m, e);
 }
 
 static int hold(struct merge *m, struct event *e)
@@ -856,13 +901,22 @@ static void free_inputs(struct merge *m)
 		for (j = 0; j < in->tracks_cap; j++)
 			free(in->tracks[j].name);
 		free(in->tracks);
-		for (j = 0; j < in->nopen; j++)
+		for (j = 0; j < in->nopen; j++) {
+			free(in->open[j].ev->flows);
 			free(in->open[j].ev);
+		}
 		free(in->open);
 		for (j = 0; j < in->nheap; j++) {
 			free(in->heap[j].ev->flows);
 			free(in->heap[j].ev);
 		}
+	}
+	while (m->spare) {
+		struct event *e = m->spare;
+
+		m->spare = e->next_spare;
+		free(e->flows);
+		free(e);
 	}
 	free(m->in);
 	free(m->heap);
