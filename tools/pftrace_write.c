@@ -5,8 +5,10 @@
  * debug_annotation.proto (as in perfetto.c).
  */
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "pb.h"
 #include "pftrace_write.h"
@@ -40,28 +42,58 @@
 /* Any value but 0 (reserved); one sequence for the whole merged trace. */
 #define SEQUENCE_ID		0x6c636c6b
 
+/*
+ * Packets are copied into buf and written out a buffer at a time: stdio
+ * cost two calls and a copy per packet, 7 % of a merge's instructions. A
+ * larger buffer is no better: with stdio's at 1 MiB, the merge bench
+ * spent twice the system time (0.6 s instead of 0.3 s).
+ */
+#define OUT_BUF			(64 << 10)
+
 struct pftrace_writer {
-	FILE *f;
+	int fd;
 	int started;
 	int err;
+	size_t len;
+	uint8_t buf[OUT_BUF];
 };
 
 struct pftrace_writer *pftrace_writer_open(const char *path)
 {
-	struct pftrace_writer *w = calloc(1, sizeof(*w));
+	struct pftrace_writer *w = malloc(sizeof(*w));
 
 	if (!w)
 		return NULL;
-	/*
-	 * stdio's own buffer (st_blksize, 4 KiB here): with a 1 MiB one the
-	 * merge bench spent twice the system time, 0.6 s instead of 0.3 s.
-	 */
-	w->f = fopen(path, "we");
-	if (!w->f) {
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (w->fd < 0) {
+		int err = errno;	/* for the caller's message */
+
 		free(w);
+		errno = err;
 		return NULL;
 	}
+	w->started = 0;
+	w->err = 0;
+	w->len = 0;
 	return w;
+}
+
+static int flush(struct pftrace_writer *w)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < w->len && !w->err) {
+		n = write(w->fd, w->buf + done, w->len - done);
+		if (n > 0)
+			done += n;
+		else if (!n)
+			w->err = -EIO;
+		else if (errno != EINTR)
+			w->err = -errno;
+	}
+	w->len = 0;
+	return w->err;
 }
 
 static int put_packet(struct pftrace_writer *w, struct pb *pkt)
@@ -76,15 +108,16 @@ static int put_packet(struct pftrace_writer *w, struct pb *pkt)
 	}
 	if (pkt->overflow)
 		return -EMSGSIZE;
+	if (w->err)
+		return w->err;
 	pb_varint(&hdr, TRACE_PACKET << 3 | PB_WIRE_LEN);
 	pb_varint(&hdr, pkt->len);
-	/* One writer per file, one thread: no stdio lock per packet. */
-	if (fwrite_unlocked(hdr.buf, hdr.len, 1, w->f) != 1 ||
-	    fwrite_unlocked(pkt->buf, pkt->len, 1, w->f) != 1) {
-		if (!w->err)
-			w->err = -EIO;
-		return -EIO;
-	}
+	/* A packet (at most sizeof(pkt->buf)) always fits an empty buffer. */
+	if (OUT_BUF - w->len < hdr.len + pkt->len && flush(w))
+		return w->err;
+	memcpy(w->buf + w->len, hdr.buf, hdr.len);
+	memcpy(w->buf + w->len + hdr.len, pkt->buf, pkt->len);
+	w->len += hdr.len + pkt->len;
 	return 0;
 }
 
@@ -151,10 +184,8 @@ int pftrace_writer_close(struct pftrace_writer *w)
 
 	if (!w)
 		return 0;
-	err = w->err;
-	if (ferror(w->f) && !err)
-		err = -EIO;
-	if (fclose(w->f) && !err)
+	err = flush(w);
+	if (close(w->fd) && !err)
 		err = -errno;
 	free(w);
 	return err;

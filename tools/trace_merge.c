@@ -275,10 +275,8 @@ static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
 
 /* ---- events -------------------------------------------------------------- */
 
-static bool str_is(const uint8_t *p, size_t n, const char *s)
-{
-	return n == strlen(s) && !memcmp(p, s, n);
-}
+/* A literal's length is known here: no strlen() per field of every event. */
+#define str_is(p, n, lit) ((n) == sizeof(lit) - 1 && !memcmp((p), (lit), sizeof(lit) - 1))
 
 /* What the merge reads from a begin's annotations; the rest passes through. */
 struct ann_facts {
@@ -348,7 +346,7 @@ static bool waiting_call(const uint8_t *name, size_t len)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (str_is(name, len, calls[i]))
+		if (len == strlen(calls[i]) && !memcmp(name, calls[i], len))
 			return true;
 	return false;
 }
@@ -982,9 +980,10 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 	if (!err)
 		err = run(&m);
 	if (m.w) {
+		/* The writer's first error, if it stopped the run as well. */
 		int cerr = pftrace_writer_close(m.w);
 
-		if (!err && cerr) {
+		if (cerr && (!err || err == cerr)) {
 			err = cerr;
 			*err_path = out;
 		}

@@ -3,10 +3,13 @@
  * tools/pb.h, the protobuf wire format of the Perfetto writers and the
  * merge's reader: varints of every length round-trip, both where the
  * encoder writes straight into the buffer and in its last ten bytes,
- * where it goes through a copy; a message that does not fit is flagged,
- * never cut short; a truncated varint is not read.
+ * where it goes through a copy, and decode alike whether the decoder
+ * reads them eight bytes at once or byte by byte; a message that does not
+ * fit is flagged, never cut short; a truncated or over-long varint is not
+ * read; fixed-width fields are little-endian.
  */
 #include <stdint.h>
+#include <string.h>
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
@@ -112,6 +115,82 @@ TEST(a_truncated_varint_is_not_read)
 		p = b.buf;
 		EXPECT_FALSE(pb_get_varint(&p, b.buf + n, &v));
 		EXPECT_EQ(42, v);
+	}
+}
+
+/*
+ * With ten or more bytes readable the decoder takes eight at once: each
+ * value, followed by bytes with and without their continuation bit, reads
+ * back exactly, and stops where its own bytes end.
+ */
+TEST(varints_followed_by_more_bytes_read_back_exactly)
+{
+	static const uint8_t pads[] = { 0x00, 0x80, 0xff };
+	uint8_t buf[32];
+	const uint8_t *p;
+	struct pb b;
+	size_t i, j;
+	uint64_t v;
+
+	for (i = 0; i < NVALUES; i++) {
+		for (j = 0; j < sizeof(pads); j++) {
+			pb_reset(&b);
+			pb_varint(&b, values[i]);
+			memset(buf, pads[j], sizeof(buf));
+			memcpy(buf, b.buf, b.len);
+			p = buf;
+			ASSERT_TRUE(pb_get_varint(&p, buf + sizeof(buf), &v));
+			EXPECT_EQ(values[i], v);
+			EXPECT_EQ(buf + b.len, p);
+		}
+	}
+}
+
+/* Eleven bytes or more, or a tenth byte that goes on: not a 64-bit value. */
+TEST(a_varint_longer_than_ten_bytes_is_not_read)
+{
+	uint8_t buf[32];
+	const uint8_t *p;
+	uint64_t v = 42;
+	size_t n;
+
+	memset(buf, 0xff, sizeof(buf));
+	for (n = 0; n <= sizeof(buf); n++) {
+		p = buf;
+		EXPECT_FALSE(pb_get_varint(&p, buf + n, &v));
+		EXPECT_EQ((const uint8_t *)buf, p);
+	}
+	buf[10] = 0x01;		/* the end, one byte too late */
+	p = buf;
+	EXPECT_FALSE(pb_get_varint(&p, buf + sizeof(buf), &v));
+	EXPECT_EQ(42, v);
+}
+
+/* Fixed-width fields are little-endian, and one cut short is not read. */
+TEST(fixed_fields_read_little_endian_and_not_past_the_end)
+{
+	static const uint8_t msg[] = {
+		1 << 3 | PB_WIRE_I64, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x88,
+		2 << 3 | PB_WIRE_I32, 0xfe, 0xff, 0xff, 0x7f,
+	};
+	const uint8_t *p = msg;
+	struct pb_field f;
+	size_t n;
+
+	ASSERT_TRUE(pb_next(&p, msg + sizeof(msg), &f));
+	EXPECT_EQ(1, f.num);
+	EXPECT_EQ(0x8807060504030201ULL, f.val);
+	ASSERT_TRUE(pb_next(&p, msg + sizeof(msg), &f));
+	EXPECT_EQ(2, f.num);
+	EXPECT_EQ(0x7ffffffeULL, f.val);
+	EXPECT_FALSE(pb_next(&p, msg + sizeof(msg), &f));
+	for (n = 1; n < 9; n++) {
+		p = msg;
+		EXPECT_FALSE(pb_next(&p, msg + n, &f));
+	}
+	for (n = 10; n < sizeof(msg); n++) {
+		p = msg + 9;
+		EXPECT_FALSE(pb_next(&p, msg + n, &f));
 	}
 }
 

@@ -375,6 +375,25 @@ TEST(a_file_that_is_not_a_trace_is_an_error)
 	unlink(path);
 }
 
+/* Large enough to fill the writer's buffer many times before the end. */
+TEST(a_merged_trace_that_cannot_be_written_says_where_and_why)
+{
+	struct fixture f;
+	const char *paths[2], *err_path;
+	struct merge_opts o = { .window_ns = 0 };
+
+	setup_hosts(_metadata, &f, 4 * US, 10 * US);
+	ping_pong(_metadata, &f, 3000, 50 * US, 70 * US);
+	ASSERT_EQ(perfetto_close(f.a.pf), 0);
+	ASSERT_EQ(perfetto_close(f.b.pf), 0);
+	paths[0] = f.a.path;
+	paths[1] = f.b.path;
+	EXPECT_EQ(trace_merge(paths, 2, "/dev/full", &o, &f.res, &err_path), -ENOSPC);
+	EXPECT_STREQ(err_path, "/dev/full");
+	f.out[0] = 0;
+	cleanup(&f);
+}
+
 /* ---- waits and stragglers ------------------------------------------------- */
 
 #define RANKS	4
