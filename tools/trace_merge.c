@@ -377,6 +377,12 @@ static struct event *event_get(struct merge *m, size_t data_len)
 	return e;
 }
 
+static void event_free(struct event *e)
+{
+	free(e->flows);
+	free(e);
+}
+
 static void event_put(struct merge *m, struct event *e)
 {
 	if (e->data_cap == EVENT_DATA) {
@@ -384,8 +390,7 @@ static void event_put(struct merge *m, struct event *e)
 		m->spare = e;
 		return;
 	}
-	free(e->flows);
-	free(e);
+	event_free(e);
 }
 
 static struct event *new_event(struct merge *m, struct input *in, uint64_t track,
@@ -899,22 +904,17 @@ static void free_inputs(struct merge *m)
 		for (j = 0; j < in->tracks_cap; j++)
 			free(in->tracks[j].name);
 		free(in->tracks);
-		for (j = 0; j < in->nopen; j++) {
-			free(in->open[j].ev->flows);
-			free(in->open[j].ev);
-		}
+		for (j = 0; j < in->nopen; j++)
+			event_free(in->open[j].ev);
 		free(in->open);
-		for (j = 0; j < in->nheap; j++) {
-			free(in->heap[j].ev->flows);
-			free(in->heap[j].ev);
-		}
+		for (j = 0; j < in->nheap; j++)
+			event_free(in->heap[j].ev);
 	}
 	while (m->spare) {
 		struct event *e = m->spare;
 
 		m->spare = e->next_spare;
-		free(e->flows);
-		free(e);
+		event_free(e);
 	}
 	free(m->in);
 	free(m->heap);
