@@ -46,21 +46,87 @@ static inline void pb_raw(struct pb *b, const void *p, size_t n)
 	b->len += n;
 }
 
-static inline void pb_varint(struct pb *b, uint64_t v)
+/*
+ * Unchecked writing, for a message whose size is known before it is
+ * written (the merge's events): pb_*_size() first, then pb_put_*() into
+ * room the caller has made, with no check per field. Each returns where
+ * the next field goes.
+ */
+static inline __attribute__((always_inline)) size_t
+pb_varint_size(uint64_t v)
 {
-	/* Straight into the buffer when the longest varint fits. */
-	bool direct = !b->overflow && sizeof(b->buf) - b->len >= 10;
-	uint8_t out[10], *start = direct ? b->buf + b->len : out, *o = start;
+	return (64 - __builtin_clzll(v | 1) + 6) / 7;
+}
 
+static inline __attribute__((always_inline)) size_t
+pb_uint_size(unsigned int field, uint64_t v)
+{
+	return pb_varint_size(field << 3) + pb_varint_size(v);
+}
+
+static inline __attribute__((always_inline)) size_t
+pb_bytes_size(unsigned int field, size_t n)
+{
+	return pb_varint_size(field << 3) + pb_varint_size(n) + n;
+}
+
+static inline __attribute__((always_inline)) size_t
+pb_fixed64_size(unsigned int field)
+{
+	return pb_varint_size(field << 3) + 8;
+}
+
+static inline __attribute__((always_inline)) uint8_t *
+pb_put_varint(uint8_t *o, uint64_t v)
+{
 	while (v > 0x7f) {
 		*o++ = (uint8_t)v | 0x80;
 		v >>= 7;
 	}
 	*o++ = (uint8_t)v;
-	if (direct)
-		b->len += o - start;
+	return o;
+}
+
+static inline __attribute__((always_inline)) uint8_t *
+pb_put_uint(uint8_t *o, unsigned int field, uint64_t v)
+{
+	return pb_put_varint(pb_put_varint(o, field << 3 | PB_WIRE_VARINT), v);
+}
+
+/* A length-delimited field's tag and length; its n bytes are the caller's. */
+static inline __attribute__((always_inline)) uint8_t *
+pb_put_len(uint8_t *o, unsigned int field, size_t n)
+{
+	return pb_put_varint(pb_put_varint(o, field << 3 | PB_WIRE_LEN), n);
+}
+
+static inline __attribute__((always_inline)) uint8_t *
+pb_put_bytes(uint8_t *o, unsigned int field, const void *p, size_t n)
+{
+	o = pb_put_len(o, field, n);
+	memcpy(o, p, n);
+	return o + n;
+}
+
+static inline __attribute__((always_inline)) uint8_t *
+pb_put_fixed64(uint8_t *o, unsigned int field, uint64_t v)
+{
+	uint64_t le = htole64(v);
+
+	o = pb_put_varint(o, field << 3 | PB_WIRE_I64);
+	memcpy(o, &le, sizeof(le));
+	return o + sizeof(le);
+}
+
+static inline void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t out[10];
+
+	/* Straight into the buffer when the longest varint fits. */
+	if (!b->overflow && sizeof(b->buf) - b->len >= sizeof(out))
+		b->len = pb_put_varint(b->buf + b->len, v) - b->buf;
 	else
-		pb_raw(b, out, o - out);
+		pb_raw(b, out, pb_put_varint(out, v) - out);
 }
 
 static inline void pb_uint(struct pb *b, unsigned int field, uint64_t v)
@@ -77,13 +143,10 @@ static inline void pb_int(struct pb *b, unsigned int field, int64_t v)
 
 static inline void pb_fixed64(struct pb *b, unsigned int field, uint64_t v)
 {
-	uint8_t le[8];
-	int i;
+	uint64_t le = htole64(v);
 
-	for (i = 0; i < 8; i++)
-		le[i] = v >> (8 * i);
 	pb_varint(b, field << 3 | PB_WIRE_I64);
-	pb_raw(b, le, sizeof(le));
+	pb_raw(b, &le, sizeof(le));
 }
 
 static inline void pb_bytes(struct pb *b, unsigned int field, const void *p, size_t n)

@@ -96,35 +96,47 @@ static int flush(struct pftrace_writer *w)
 	return w->err;
 }
 
-static int put_packet(struct pftrace_writer *w, struct pb *pkt)
+/*
+ * Room for a packet of n bytes, header included, at the end of the buffer;
+ * NULL on an error, which w->err then holds. The caller writes exactly n
+ * bytes there and adds them to w->len.
+ */
+static uint8_t *room(struct pftrace_writer *w, size_t n)
 {
-	struct pb hdr;
+	if (w->err)
+		return NULL;
+	if (n > OUT_BUF) {
+		w->err = -EMSGSIZE;
+		return NULL;
+	}
+	if (OUT_BUF - w->len < n && flush(w))
+		return NULL;
+	return w->buf + w->len;
+}
 
-	pb_reset(&hdr);
-	pb_uint(pkt, PKT_SEQUENCE_ID, SEQUENCE_ID);
+/* The fields every packet ends with: its sequence, and the first's flags. */
+static size_t tail_size(const struct pftrace_writer *w)
+{
+	return pb_uint_size(PKT_SEQUENCE_ID, SEQUENCE_ID) +
+	       (w->started ? 0 : pb_uint_size(PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED));
+}
+
+static uint8_t *put_tail(struct pftrace_writer *w, uint8_t *o)
+{
+	o = pb_put_uint(o, PKT_SEQUENCE_ID, SEQUENCE_ID);
 	if (!w->started) {
-		pb_uint(pkt, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+		o = pb_put_uint(o, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
 		w->started = 1;
 	}
-	if (pkt->overflow)
-		return -EMSGSIZE;
-	if (w->err)
-		return w->err;
-	pb_varint(&hdr, TRACE_PACKET << 3 | PB_WIRE_LEN);
-	pb_varint(&hdr, pkt->len);
-	/* A packet (at most sizeof(pkt->buf)) always fits an empty buffer. */
-	if (OUT_BUF - w->len < hdr.len + pkt->len && flush(w))
-		return w->err;
-	memcpy(w->buf + w->len, hdr.buf, hdr.len);
-	memcpy(w->buf + w->len + hdr.len, pkt->buf, pkt->len);
-	w->len += hdr.len + pkt->len;
-	return 0;
+	return o;
 }
 
 int pftrace_track(struct pftrace_writer *w, uint64_t uuid, uint64_t parent,
 		  const char *name, int32_t pid)
 {
-	struct pb pkt = { .len = 0 }, td = { .len = 0 }, pd = { .len = 0 };
+	struct pb td = { .len = 0 }, pd = { .len = 0 };
+	size_t pkt_len;
+	uint8_t *o;
 
 	pb_uint(&td, TD_UUID, uuid);
 	pb_str(&td, TD_NAME, name);
@@ -135,47 +147,103 @@ int pftrace_track(struct pftrace_writer *w, uint64_t uuid, uint64_t parent,
 		pb_str(&pd, PD_PROCESS_NAME, name);
 		pb_msg(&td, TD_PROCESS, &pd);
 	}
-	pb_msg(&pkt, PKT_TRACK_DESCRIPTOR, &td);
-	return put_packet(w, &pkt);
+	if (td.overflow)
+		return -EMSGSIZE;
+	pkt_len = pb_bytes_size(PKT_TRACK_DESCRIPTOR, td.len) + tail_size(w);
+	o = room(w, pb_bytes_size(TRACE_PACKET, pkt_len));
+	if (!o)
+		return w->err;
+	o = pb_put_len(o, TRACE_PACKET, pkt_len);
+	o = pb_put_bytes(o, PKT_TRACK_DESCRIPTOR, td.buf, td.len);
+	w->len = put_tail(w, o) - w->buf;
+	return 0;
+}
+
+/* A debug annotation of an integer: its size, then its bytes. */
+static size_t int_arg_size(const struct pftrace_int_arg *a, size_t name_len)
+{
+	return pb_bytes_size(DA_NAME, name_len) + pb_uint_size(DA_INT_VALUE, (uint64_t)a->val);
+}
+
+/*
+ * Each packet is sized first and then written straight into the output
+ * buffer: building it in a struct pb and copying that twice, with a check
+ * per field, was a quarter of a merge's instructions.
+ */
+static int put_begin(struct pftrace_writer *w, const struct pftrace_event *e)
+{
+	size_t arg_name_len[PFTRACE_MAX_ARGS], arg_len[PFTRACE_MAX_ARGS];
+	size_t ev_len, pkt_len;
+	unsigned int i;
+	uint8_t *o;
+
+	if (e->nargs > PFTRACE_MAX_ARGS)
+		return -EINVAL;
+	ev_len = pb_uint_size(TE_TYPE, e->instant ? TYPE_INSTANT : TYPE_SLICE_BEGIN) +
+		 pb_uint_size(TE_TRACK_UUID, e->track) +
+		 (e->category ? pb_bytes_size(TE_CATEGORIES, e->category_len) : 0) +
+		 pb_bytes_size(TE_NAME, e->name_len) + e->annotations_len +
+		 (e->nflows_out * (size_t)pb_fixed64_size(TE_FLOW_IDS)) +
+		 (e->nflows_in * (size_t)pb_fixed64_size(TE_TERMINATING_FLOW_IDS));
+	for (i = 0; i < e->nargs; i++) {
+		arg_name_len[i] = strlen(e->args[i].name);
+		arg_len[i] = int_arg_size(&e->args[i], arg_name_len[i]);
+		ev_len += pb_bytes_size(TE_DEBUG_ANNOTATIONS, arg_len[i]);
+	}
+	pkt_len = pb_uint_size(PKT_TIMESTAMP, e->begin_ns) +
+		  pb_bytes_size(PKT_TRACK_EVENT, ev_len) + tail_size(w);
+	o = room(w, pb_bytes_size(TRACE_PACKET, pkt_len));
+	if (!o)
+		return w->err;
+
+	o = pb_put_len(o, TRACE_PACKET, pkt_len);
+	o = pb_put_uint(o, PKT_TIMESTAMP, e->begin_ns);
+	o = pb_put_len(o, PKT_TRACK_EVENT, ev_len);
+	o = pb_put_uint(o, TE_TYPE, e->instant ? TYPE_INSTANT : TYPE_SLICE_BEGIN);
+	o = pb_put_uint(o, TE_TRACK_UUID, e->track);
+	if (e->category)
+		o = pb_put_bytes(o, TE_CATEGORIES, e->category, e->category_len);
+	o = pb_put_bytes(o, TE_NAME, e->name, e->name_len);
+	memcpy(o, e->annotations, e->annotations_len);
+	o += e->annotations_len;
+	for (i = 0; i < e->nargs; i++) {
+		o = pb_put_len(o, TE_DEBUG_ANNOTATIONS, arg_len[i]);
+		o = pb_put_bytes(o, DA_NAME, e->args[i].name, arg_name_len[i]);
+		o = pb_put_uint(o, DA_INT_VALUE, (uint64_t)e->args[i].val);
+	}
+	for (i = 0; i < e->nflows_out; i++)
+		o = pb_put_fixed64(o, TE_FLOW_IDS, e->flows_out[i]);
+	for (i = 0; i < e->nflows_in; i++)
+		o = pb_put_fixed64(o, TE_TERMINATING_FLOW_IDS, e->flows_in[i]);
+	w->len = put_tail(w, o) - w->buf;
+	return 0;
+}
+
+static int put_end(struct pftrace_writer *w, const struct pftrace_event *e)
+{
+	size_t ev_len = pb_uint_size(TE_TYPE, TYPE_SLICE_END) + pb_uint_size(TE_TRACK_UUID, e->track);
+	size_t pkt_len = pb_uint_size(PKT_TIMESTAMP, e->end_ns) +
+			 pb_bytes_size(PKT_TRACK_EVENT, ev_len) + tail_size(w);
+	uint8_t *o = room(w, pb_bytes_size(TRACE_PACKET, pkt_len));
+
+	if (!o)
+		return w->err;
+	o = pb_put_len(o, TRACE_PACKET, pkt_len);
+	o = pb_put_uint(o, PKT_TIMESTAMP, e->end_ns);
+	o = pb_put_len(o, PKT_TRACK_EVENT, ev_len);
+	o = pb_put_uint(o, TE_TYPE, TYPE_SLICE_END);
+	o = pb_put_uint(o, TE_TRACK_UUID, e->track);
+	w->len = put_tail(w, o) - w->buf;
+	return 0;
 }
 
 int pftrace_event(struct pftrace_writer *w, const struct pftrace_event *e)
 {
-	struct pb pkt, ev, da;
-	unsigned int i;
-	int err;
+	int err = put_begin(w, e);
 
-	pb_reset(&pkt);
-	pb_reset(&ev);
-	pb_uint(&ev, TE_TYPE, e->instant ? TYPE_INSTANT : TYPE_SLICE_BEGIN);
-	pb_uint(&ev, TE_TRACK_UUID, e->track);
-	if (e->category)
-		pb_str(&ev, TE_CATEGORIES, e->category);
-	pb_str(&ev, TE_NAME, e->name);
-	pb_raw(&ev, e->annotations, e->annotations_len);
-	for (i = 0; i < e->nargs; i++) {
-		pb_reset(&da);
-		pb_str(&da, DA_NAME, e->args[i].name);
-		pb_int(&da, DA_INT_VALUE, e->args[i].val);
-		pb_msg(&ev, TE_DEBUG_ANNOTATIONS, &da);
-	}
-	for (i = 0; i < e->nflows_out; i++)
-		pb_fixed64(&ev, TE_FLOW_IDS, e->flows_out[i]);
-	for (i = 0; i < e->nflows_in; i++)
-		pb_fixed64(&ev, TE_TERMINATING_FLOW_IDS, e->flows_in[i]);
-	pb_uint(&pkt, PKT_TIMESTAMP, e->begin_ns);
-	pb_msg(&pkt, PKT_TRACK_EVENT, &ev);
-	err = put_packet(w, &pkt);
 	if (err || e->instant)
 		return err;
-
-	pb_reset(&pkt);
-	pb_reset(&ev);
-	pb_uint(&ev, TE_TYPE, TYPE_SLICE_END);
-	pb_uint(&ev, TE_TRACK_UUID, e->track);
-	pb_uint(&pkt, PKT_TIMESTAMP, e->end_ns);
-	pb_msg(&pkt, PKT_TRACK_EVENT, &ev);
-	return put_packet(w, &pkt);
+	return put_end(w, e);
 }
 
 int pftrace_writer_close(struct pftrace_writer *w)

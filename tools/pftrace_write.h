@@ -19,11 +19,17 @@ struct pftrace_int_arg {
 	int64_t val;
 };
 
+/* The most int args an event takes. */
+#define PFTRACE_MAX_ARGS	4
+
 struct pftrace_event {
 	uint64_t track;
 	int64_t begin_ns, end_ns;
 	int instant;			/* else a slice [begin, end] */
-	const char *name, *category;
+	const char *name;
+	size_t name_len;
+	const char *category;		/* NULL: none */
+	size_t category_len;
 	const uint8_t *annotations;	/* encoded DebugAnnotation fields (4) */
 	size_t annotations_len;
 	const struct pftrace_int_arg *args;
@@ -41,7 +47,10 @@ struct pftrace_writer *pftrace_writer_open(const char *path);
 int pftrace_track(struct pftrace_writer *w, uint64_t uuid, uint64_t parent,
 		  const char *name, int32_t pid);
 
-/* 0 or -errno (-EMSGSIZE: too many annotations for a packet). */
+/*
+ * 0 or -errno: -EMSGSIZE for a packet larger than the output buffer,
+ * -EINVAL for more than PFTRACE_MAX_ARGS args.
+ */
 int pftrace_event(struct pftrace_writer *w, const struct pftrace_event *e);
 
 /* Flush and close; 0 or the first error. */

@@ -6,7 +6,8 @@
  * where it goes through a copy, and decode alike whether the decoder
  * reads them eight bytes at once or byte by byte; a message that does not
  * fit is flagged, never cut short; a truncated or over-long varint is not
- * read; fixed-width fields are little-endian.
+ * read; fixed-width fields are little-endian; the unchecked writers
+ * agree with the checked ones.
  */
 #include <stdint.h>
 #include <string.h>
@@ -192,6 +193,51 @@ TEST(fixed_fields_read_little_endian_and_not_past_the_end)
 		p = msg + 9;
 		EXPECT_FALSE(pb_next(&p, msg + n, &f));
 	}
+}
+
+/*
+ * The unchecked writers make the bytes the checked ones make, in the
+ * sizes pb_*_size() gave, and write nothing past them.
+ */
+TEST(sized_writing_matches_the_checked_encoder)
+{
+	static const uint8_t bytes[] = "debug annotation";
+	uint8_t out[64];
+	struct pb b;
+	uint8_t *o;
+	size_t i;
+
+	for (i = 0; i < NVALUES; i++) {
+		EXPECT_EQ(varint_len(values[i]), pb_varint_size(values[i]));
+
+		memset(out, 0xa5, sizeof(out));
+		o = pb_put_varint(out, values[i]);
+		EXPECT_EQ(varint_len(values[i]), (size_t)(o - out));
+		pb_reset(&b);
+		pb_varint(&b, values[i]);
+		EXPECT_EQ(0, memcmp(b.buf, out, b.len));
+		EXPECT_EQ(0xa5, *o);
+
+		o = pb_put_uint(out, 23, values[i]);
+		EXPECT_EQ(pb_uint_size(23, values[i]), (size_t)(o - out));
+		pb_reset(&b);
+		pb_uint(&b, 23, values[i]);
+		ASSERT_EQ(b.len, (size_t)(o - out));
+		EXPECT_EQ(0, memcmp(b.buf, out, b.len));
+
+		o = pb_put_fixed64(out, 47, values[i]);
+		EXPECT_EQ(pb_fixed64_size(47), (size_t)(o - out));
+		pb_reset(&b);
+		pb_fixed64(&b, 47, values[i]);
+		ASSERT_EQ(b.len, (size_t)(o - out));
+		EXPECT_EQ(0, memcmp(b.buf, out, b.len));
+	}
+	o = pb_put_bytes(out, 4, bytes, sizeof(bytes));
+	EXPECT_EQ(pb_bytes_size(4, sizeof(bytes)), (size_t)(o - out));
+	pb_reset(&b);
+	pb_bytes(&b, 4, bytes, sizeof(bytes));
+	ASSERT_EQ(b.len, (size_t)(o - out));
+	EXPECT_EQ(0, memcmp(b.buf, out, b.len));
 }
 
 TEST_HARNESS_MAIN
