@@ -89,7 +89,7 @@ struct input {
 	uint32_t nheap;
 	int64_t last_end;		/* of the last event handed over */
 	bool eof;
-	struct pb ann;			/* scratch: the begin's annotations */
+	struct pb ann;			/* scratch: a begin's scattered annotations */
 };
 
 struct merge {
@@ -396,7 +396,7 @@ static void event_put(struct merge *m, struct event *e)
 static struct event *new_event(struct merge *m, struct input *in, uint64_t track,
 			       int64_t ts, const uint8_t *name, size_t name_len,
 			       const uint8_t *cat, size_t cat_len,
-			       const struct ann_facts *a)
+			       const uint8_t *ann, size_t ann_len, const struct ann_facts *a)
 {
 	struct event *e;
 
@@ -404,7 +404,7 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 		name_len = UINT16_MAX;
 	if (cat_len > UINT16_MAX)
 		cat_len = UINT16_MAX;
-	e = event_get(m, name_len + cat_len + 2 + in->ann.len);
+	e = event_get(m, name_len + cat_len + 2 + ann_len);
 	if (!e)
 		return NULL;
 	e->begin = e->end = ts;
@@ -417,12 +417,12 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 	e->input = in->idx;
 	e->name_len = name_len;
 	e->cat_len = cat_len;
-	e->ann_len = in->ann.len;
+	e->ann_len = ann_len;
 	memcpy(e->data, name, name_len);
 	e->data[name_len] = 0;
 	memcpy(e->data + name_len + 1, cat, cat_len);
 	e->data[name_len + 1 + cat_len] = 0;
-	memcpy(e->data + name_len + cat_len + 2, in->ann.buf, in->ann.len);
+	memcpy(e->data + name_len + cat_len + 2, ann, ann_len);
 	if (a->src && a->dst && a->len && str_is(cat, cat_len, MSG_CATEGORY)) {
 		if (str_is(name, name_len, MSG_SEND))
 			e->msg = MSG_IS_SEND;
@@ -509,22 +509,41 @@ static struct event *open_pop(struct input *in, uint64_t seq_id, uint64_t track)
 	return NULL;
 }
 
+/*
+ * The debug annotations pass through as they were encoded: one range of
+ * the packet when they come together, as lclkctl trace writes them, and
+ * gathered into in->ann only when other fields come between them.
+ */
+struct ann_range {
+	const uint8_t *start, *end;
+};
+
+static void ann_add(struct input *in, struct ann_range *r, const uint8_t *field,
+		    const uint8_t *end)
+{
+	if (field != r->end) {
+		if (r->start)
+			pb_raw(&in->ann, r->start, r->end - r->start);
+		r->start = field;
+	}
+	r->end = end;
+}
+
 static int on_track_event(struct merge *m, struct input *in, const uint8_t *p,
 			  size_t len, int64_t ts, uint64_t seq_id)
 {
-	const uint8_t *end = p + len, *name = NULL, *cat = NULL;
-	size_t name_len = 0, cat_len = 0;
+	const uint8_t *end = p + len, *name = NULL, *cat = NULL, *field, *ann;
+	size_t name_len = 0, cat_len = 0, ann_len;
 	struct ann_facts a = {
 		.bound_begin = CLUSTER_BOUND_UNKNOWN,
 		.bound_end = CLUSTER_BOUND_UNKNOWN,
 	};
+	struct ann_range range = { NULL, NULL };
 	uint64_t type = 0, track = 0;
 	struct pb_field f;
 	struct event *e;
 
-	in->ann.len = 0;
-	in->ann.overflow = false;
-	while (pb_next(&p, end, &f)) {
+	for (field = p; pb_next(&p, end, &f); field = p) {
 		switch (f.num) {
 		case TE_TYPE:
 			type = f.val;
@@ -544,11 +563,13 @@ static int on_track_event(struct merge *m, struct input *in, const uint8_t *p,
 			if (!f.buf)
 				break;
 			annotation(f.buf, f.len, &a);
-			pb_bytes(&in->ann, TE_DEBUG_ANNOTATIONS, f.buf, f.len);
+			ann_add(in, &range, field, p);
 			break;
 		}
 	}
 	if (type == TYPE_SLICE_END) {
+		in->ann.len = 0;
+		in->ann.overflow = false;
 		e = open_pop(in, seq_id, track);
 		if (!e)
 			return 0;	/* its begin was not in the file */
@@ -558,15 +579,30 @@ static int on_track_event(struct merge *m, struct input *in, const uint8_t *p,
 		reorder_push(in, e);
 		return 0;
 	}
+	if (in->ann.len || in->ann.overflow) {
+		if (range.start)
+			pb_raw(&in->ann, range.start, range.end - range.start);
+		ann = in->ann.buf;
+		ann_len = in->ann.overflow ? 0 : in->ann.len;
+		in->ann.len = 0;
+		in->ann.overflow = false;
+	} else if (range.start) {
+		ann = range.start;
+		ann_len = range.end - range.start;
+	} else {
+		ann = in->ann.buf;	/* none, but not NULL: memcpy()'s source */
+		ann_len = 0;
+	}
 	if (type != TYPE_SLICE_BEGIN && type != TYPE_INSTANT)
 		return 0;
-	if (in->ann.overflow)
-		in->ann.len = 0;	/* too many to keep: the facts are read */
+	if (ann_len > sizeof(in->ann.buf))
+		ann_len = 0;	/* too many to keep: the facts are read */
 	if (!name) {
 		name = (const uint8_t *)"?";
 		name_len = 1;
 	}
-	e = new_event(m, in, track, ts, name, name_len, cat ? cat : (const uint8_t *)"", cat_len, &a);
+	e = new_event(m, in, track, ts, name, name_len, cat ? cat : (const uint8_t *)"", cat_len,
+		      ann, ann_len, &a);
 	if (!e)
 		return -ENOMEM;
 	if (type == TYPE_INSTANT) {

@@ -227,6 +227,7 @@ struct out_event {
 	int nflows_out, nflows_in;
 	uint64_t flow;
 	char name[32];
+	char annotations[128];	/* their names in order, each followed by ',' */
 };
 
 static size_t read_events(struct __test_metadata *_metadata, const char *path,
@@ -256,7 +257,7 @@ static size_t read_events(struct __test_metadata *_metadata, const char *path,
 				continue;
 			for (r = f.buf; pb_next(&r, f.buf + f.len, &g);) {
 				if (g.num == 9)
-					is_begin = g.val == 1;
+					is_begin = g.val == 1 || g.val == 3;	/* or an instant */
 				else if (g.num == 11)
 					e.track = g.val;
 				else if (g.num == 23)
@@ -278,6 +279,9 @@ static size_t read_events(struct __test_metadata *_metadata, const char *path,
 						else if (h.num == 4)
 							v = h.val;
 					}
+					if (strlen(e.annotations) + strlen(name) + 2 <=
+					    sizeof(e.annotations))
+						strcat(strcat(e.annotations, name), ",");
 					if (!strcmp(name, "earliest_ns"))
 						e.earliest = v, e.has_window = true;
 					if (!strcmp(name, "latest_ns"))
@@ -309,6 +313,9 @@ TEST(the_merged_trace_has_a_track_per_host_windows_and_arrows)
 		ASSERT_TRUE(ev[i].has_window);
 		EXPECT_EQ(ev[i].earliest, ev[i].ts - 10 * US);
 		EXPECT_GT(ev[i].latest, ev[i].ts + 10 * US);
+		/* the host's own annotations as they were, then the window */
+		EXPECT_STREQ(ev[i].annotations,
+			     "src,dst,seq,len,bound_begin_ns,bound_end_ns,earliest_ns,latest_ns,");
 		if (!strcmp(ev[i].name, MSG_SEND)) {
 			EXPECT_EQ(ev[i].nflows_out, 1);
 			sends++;
@@ -357,6 +364,79 @@ TEST(events_written_out_of_order_come_out_in_order)
 	/* without bounds recorded, no window is made up */
 	EXPECT_FALSE(ev[0].has_window);
 	cleanup(&f);
+}
+
+static void annotation(struct pb *ev, const char *name, int64_t val)
+{
+	struct pb da = { .len = 0 };
+
+	pb_str(&da, 10, name);		/* DebugAnnotation.name */
+	pb_int(&da, 4, val);		/* .int_value */
+	pb_msg(ev, 4, &da);		/* TrackEvent.debug_annotations */
+}
+
+static void packet(FILE *fp, const struct pb *pkt)
+{
+	struct pb out = { .len = 0 };
+
+	pb_msg(&out, 1, pkt);
+	fwrite(out.buf, 1, out.len, fp);
+}
+
+/*
+ * Annotations pass through encoded as they came: all of them, in order,
+ * whether they came together or with other fields between them.
+ */
+TEST(annotations_pass_through_together_or_scattered)
+{
+	char dir[] = "/tmp/lclk-merge.XXXXXX", in[64], out[64];
+	const char *paths[] = { in }, *err_path;
+	static struct out_event ev[4];
+	struct pb pkt, td, te;
+	struct merge_result res;
+	uint64_t tracks;
+	FILE *fp;
+	int i;
+
+	ASSERT_NE(mkdtemp(dir), NULL);
+	snprintf(in, sizeof(in), "%s/node0.pftrace", dir);
+	snprintf(out, sizeof(out), "%s/cluster.pftrace", dir);
+	fp = fopen(in, "wb");
+	ASSERT_NE(fp, NULL);
+	pb_reset(&pkt);
+	pb_reset(&td);
+	pb_uint(&td, 1, 7);		/* TrackDescriptor.uuid */
+	pb_str(&td, 2, "worker");	/* .name */
+	pb_msg(&pkt, 60, &td);
+	packet(fp, &pkt);
+	for (i = 0; i < 2; i++) {
+		pb_reset(&pkt);
+		pb_reset(&te);
+		pb_uint(&te, 9, 3);		/* TrackEvent.type: instant */
+		pb_uint(&te, 11, 7);		/* .track_uuid */
+		annotation(&te, "first", 1);
+		if (i)
+			pb_str(&te, 23, "scattered");	/* .name between them */
+		annotation(&te, "second", 2);
+		annotation(&te, "third", 3);
+		if (!i)
+			pb_str(&te, 23, "together");
+		pb_uint(&pkt, 8, T0 + i * MS);	/* TracePacket.timestamp */
+		pb_msg(&pkt, 11, &te);
+		pb_uint(&pkt, 10, 1);		/* .trusted_packet_sequence_id */
+		packet(fp, &pkt);
+	}
+	ASSERT_EQ(fclose(fp), 0);
+	ASSERT_EQ(trace_merge(paths, 1, out, NULL, &res, &err_path), 0);
+	ASSERT_EQ(read_events(_metadata, out, ev, 4, &tracks), 2);
+	EXPECT_STREQ(ev[0].name, "together");
+	EXPECT_STREQ(ev[0].annotations, "first,second,third,");
+	EXPECT_STREQ(ev[1].name, "scattered");
+	EXPECT_STREQ(ev[1].annotations, "first,second,third,");
+	merge_result_free(&res);
+	unlink(in);
+	unlink(out);
+	rmdir(dir);
 }
 
 TEST(a_file_that_is_not_a_trace_is_an_error)
