@@ -55,7 +55,8 @@ static inline void pb_raw(struct pb *b, const void *p, size_t n)
 static inline __attribute__((always_inline)) size_t
 pb_varint_size(uint64_t v)
 {
-	return (64 - __builtin_clzll(v | 1) + 6) / 7;
+	/* ceil(bits / 7), as a multiply and a shift: no division */
+	return ((63 - __builtin_clzll(v | 1)) * 9 + 73) >> 6;
 }
 
 static inline __attribute__((always_inline)) size_t
@@ -205,10 +206,11 @@ static inline bool pb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t
 		return true;
 	}
 	/*
-	 * Timestamps and uuids take up to ten bytes: with ten readable, the
-	 * first eight are decoded as one word, without a branch per byte.
+	 * Timestamps and uuids take up to ten bytes: with eight readable, they
+	 * are decoded as one word, without a branch per byte; a varint that
+	 * goes on past them ends in the loop below.
 	 */
-	if (end - q >= 10) {
+	if (end - q >= 8) {
 		uint64_t w, stops;
 
 		memcpy(&w, q, sizeof(w));
@@ -224,7 +226,7 @@ static inline bool pb_get_varint(const uint8_t **p, const uint8_t *end, uint64_t
 		x = pb_fold_varint(w, 8);
 		q += 8;
 		shift = 56;
-		lim = q + 2;
+		lim = end - q < 2 ? end : q + 2;
 	} else {
 		shift = 0;
 		lim = end;

@@ -123,6 +123,23 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/*
+ * A message's connection and direction, from its addresses: eight bytes at
+ * a time, where fnv1a() a byte at a time was 3 % of a merge.
+ */
+static uint64_t hash_words(const uint8_t *p, size_t n, uint64_t h)
+{
+	uint64_t w = 0;
+
+	for (; n >= sizeof(w); n -= sizeof(w), p += sizeof(w)) {
+		memcpy(&w, p, sizeof(w));
+		h = mix64(h ^ w);
+	}
+	for (w = n; n; n--)
+		w = w << 8 | p[n - 1];
+	return mix64(h ^ w);
+}
+
 /* ---- tracks of an input ------------------------------------------------ */
 
 static struct track *track_slot(struct track *t, uint32_t cap, uint64_t uuid)
@@ -338,15 +355,21 @@ static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
 /* The calls lclkctl trace times that wait for data (trace_sys.c's names). */
 static bool waiting_call(const uint8_t *name, size_t len)
 {
-	static const char *const calls[] = {
-		"recvfrom", "recvmsg", "recvmmsg", "read", "readv", "poll", "ppoll",
-		"select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2",
-		"futex_wait", "futex_waitv",
+#define CALL(s) { s, sizeof(s) - 1 }
+	static const struct {
+		const char *name;
+		size_t len;
+	} calls[] = {
+		CALL("recvfrom"), CALL("recvmsg"), CALL("recvmmsg"), CALL("read"),
+		CALL("readv"), CALL("poll"), CALL("ppoll"), CALL("select"), CALL("pselect6"),
+		CALL("epoll_wait"), CALL("epoll_pwait"), CALL("epoll_pwait2"),
+		CALL("futex_wait"), CALL("futex_waitv"),
 	};
+#undef CALL
 	unsigned int i;
 
 	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (len == strlen(calls[i]) && !memcmp(name, calls[i], len))
+		if (len == calls[i].len && !memcmp(name, calls[i].name, len))
 			return true;
 	return false;
 }
@@ -431,8 +454,7 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 		e->seq = a->seq;
 		e->len = a->len;
 		/* The direction of the bytes, the same at both ends. */
-		e->conn = fnv1a(a->dst, a->dst_len,
-				fnv1a(a->src, a->src_len, 0xcbf29ce484222325ULL) ^ '>');
+		e->conn = hash_words(a->dst, a->dst_len, hash_words(a->src, a->src_len, 0));
 	}
 	return e;
 }

@@ -120,9 +120,9 @@ TEST(a_truncated_varint_is_not_read)
 }
 
 /*
- * With ten or more bytes readable the decoder takes eight at once: each
- * value, followed by bytes with and without their continuation bit, reads
- * back exactly, and stops where its own bytes end.
+ * With eight or more bytes readable the decoder takes eight at once: each
+ * value, followed by none to 22 bytes with and without their continuation
+ * bit, reads back exactly, and stops where its own bytes end.
  */
 TEST(varints_followed_by_more_bytes_read_back_exactly)
 {
@@ -133,16 +133,20 @@ TEST(varints_followed_by_more_bytes_read_back_exactly)
 	size_t i, j;
 	uint64_t v;
 
+	size_t more;
+
 	for (i = 0; i < NVALUES; i++) {
 		for (j = 0; j < sizeof(pads); j++) {
 			pb_reset(&b);
 			pb_varint(&b, values[i]);
 			memset(buf, pads[j], sizeof(buf));
 			memcpy(buf, b.buf, b.len);
-			p = buf;
-			ASSERT_TRUE(pb_get_varint(&p, buf + sizeof(buf), &v));
-			EXPECT_EQ(values[i], v);
-			EXPECT_EQ(buf + b.len, p);
+			for (more = 0; b.len + more <= sizeof(buf); more++) {
+				p = buf;
+				ASSERT_TRUE(pb_get_varint(&p, buf + b.len + more, &v));
+				EXPECT_EQ(values[i], v);
+				EXPECT_EQ(buf + b.len, p);
+			}
 		}
 	}
 }
