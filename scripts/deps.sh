@@ -2,7 +2,8 @@
 # Install, from Debian's packages only, what building and testing lclk needs.
 # Idempotent: asks apt only for packages that are missing. flex, bison, bc
 # and dwarves (pahole, for BTF) build the debug kernel (make debug-kernel);
-# python3-mypy checks the Python package's types (python/tests/test_types.py).
+# python3-mypy checks the Python package's types (python/tests/test_types.py);
+# valgrind counts the trace merge's instructions (tests/bench/cluster.sh).
 set -eu
 
 PKGS="make gcc libc6-dev pkg-config git
@@ -12,7 +13,7 @@ qemu-system-x86 busybox-static cpio kmod sparse
 chrony linuxptp openmpi-bin libopenmpi-dev bpftrace iproute2
 python3 protobuf-compiler sntp systemd dkms debootstrap
 python3-dev python3-pip python3-setuptools python3-wheel python3-torch python3-mypy
-flex bison bc dwarves"
+flex bison bc dwarves valgrind"
 
 missing=""
 for p in $PKGS; do

@@ -10,6 +10,10 @@
 #   BENCH cluster.merge_peak_rss_mib   peak memory of the merge: it streams, so
 #                                      this stays flat as the traces grow
 #   BENCH cluster.merge_input_mib      the inputs' size, for scale
+#   BENCH cluster.merge_instructions_per_event
+#                                      counted by callgrind: exact, where
+#                                      the CPU seconds of one run on a
+#                                      shared host vary by a quarter
 # The VM figures (straggler precision, violations, lying pairs, passive
 # width) come from tests/guest/cluster_*.sh.
 set -eu
@@ -44,3 +48,9 @@ echo "# merge: ${user}s user, ${sys}s system, ${wall}s wall"
 echo "BENCH cluster.merge_events_per_s $(echo "$events / ($user + $sys)" | bc)"
 echo "BENCH cluster.merge_peak_rss_mib $(echo "scale=1; $rss_kib / 1024" | bc)"
 echo "BENCH cluster.merge_input_mib $(du -cm "$TMP"/node*.pftrace | tail -1 | cut -f1)"
+
+# The same merge under callgrind (about 50 s), for the exact count.
+valgrind --tool=callgrind --callgrind-out-file=/dev/null "$LCLKCTL" --json trace merge \
+	"$TMP"/node*.pftrace -o "$TMP/cluster.out" >/dev/null 2>"$TMP/callgrind"
+refs=$(sed -n 's/.*refs: *//p' "$TMP/callgrind" | tr -d ,)
+echo "BENCH cluster.merge_instructions_per_event $((refs / events))"
