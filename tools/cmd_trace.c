@@ -246,7 +246,7 @@ static void format_endpoint(char *buf, size_t len, unsigned int family,
  */
 static void on_message(struct trace_run *r, const struct trace_msg *m)
 {
-	char local[64], remote[64];
+	char local[MSG_ENDPOINT_MAX], remote[MSG_ENDPOINT_MAX];
 	struct outlier_time t;
 	struct perfetto_arg args[] = {
 		{ .name = "src", .str = m->send ? local : remote },

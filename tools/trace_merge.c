@@ -54,7 +54,22 @@ struct event {
  * events fit. Events of that size are recycled, flows buffer and all:
  * allocating and freeing each one was 7 % of a merge's instructions.
  */
-#define EVENT_DATA	128
+#define EVENT_DATA	256
+
+/*
+ * The largest message record lclkctl trace writes (cmd_trace.c): its names
+ * and six annotations, each a length-delimited field of a name and a
+ * string or a varint of up to ten bytes. In 128 bytes, records between
+ * IPv6 endpoints did not fit: each was allocated and freed, its flows
+ * buffer with it.
+ */
+#define ANN_MAX_STR(name, n)	(2 + 2 + sizeof(name) - 1 + 2 + (n))
+#define ANN_MAX_INT(name)	(2 + 2 + sizeof(name) - 1 + 1 + 10)
+_Static_assert(sizeof(MSG_SEND) + sizeof(MSG_CATEGORY) +
+	       2 * ANN_MAX_STR("src", MSG_ENDPOINT_MAX - 1) +
+	       ANN_MAX_INT("seq") + ANN_MAX_INT("len") +
+	       ANN_MAX_INT("bound_begin_ns") + ANN_MAX_INT("bound_end_ns") <= EVENT_DATA,
+	       "a message record's event is not recycled");
 
 struct track {
 	uint64_t uuid;			/* 0: free slot */

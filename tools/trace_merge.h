@@ -27,6 +27,8 @@
 #define MSG_CATEGORY	"tcp"
 #define MSG_SEND	"tcp_send"
 #define MSG_RECV	"tcp_recv"
+/* An endpoint's text with its NUL: "[IPv6]:port" fits. */
+#define MSG_ENDPOINT_MAX	64
 
 #define MERGE_DEFAULT_WINDOW_NS	250000000LL
 
