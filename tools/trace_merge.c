@@ -118,18 +118,10 @@ struct merge {
 	struct pftrace_writer *w;
 	struct merge_result *res;
 	uint64_t next_flow;
+	uint64_t next_track;		/* output uuid: the hosts' are 1..n */
 	struct event *spare;		/* released events, for reuse */
 	int err;
 };
-
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *s = p;
-
-	while (n--)
-		h = (h ^ *s++) * 0x100000001b3ULL;
-	return h;
-}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -292,7 +284,11 @@ static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
 		snprintf(name, sizeof(name), "%s / %s", pt->name, t->name ? t->name : "?");
 	else
 		snprintf(name, sizeof(name), "%s", t->name ? t->name : "?");
-	t->out = mix64(in->host_uuid ^ mix64(uuid)) | 1;
+	/*
+	 * Numbered in order, not hashed: every packet names its track, and a
+	 * small number is a varint of two bytes where a hash took ten.
+	 */
+	t->out = ++m->next_track;
 	if (add_rank(m, in, pt ? pt : t, &t->event_rank) && !m->err)
 		m->err = -ENOMEM;
 	if (m->w) {
@@ -1034,6 +1030,7 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 		.window_ns = o && o->window_ns ? o->window_ns : MERGE_DEFAULT_WINDOW_NS,
 		.block_ns = o && o->block_ns ? o->block_ns : 1000000,
 		.res = res,
+		.next_track = n,
 	};
 	unsigned int i;
 	int err = 0;
@@ -1063,8 +1060,7 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 			err = -ENOMEM;
 			goto out;
 		}
-		in->host_uuid = mix64(fnv1a(res->inputs[i].name, strlen(res->inputs[i].name),
-					    0xcbf29ce484222325ULL) + i) | 1;
+		in->host_uuid = i + 1;
 		err = pftrace_reader_open(&in->rd, paths[i]);
 		if (err) {
 			*err_path = paths[i];
