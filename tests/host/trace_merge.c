@@ -218,6 +218,32 @@ TEST(a_receive_in_pieces_matches_the_send_of_its_last_byte)
 	cleanup(&f);
 }
 
+/*
+ * Two connections whose long IPv6 endpoints differ only in their last byte
+ * are two: the receive matches the send on its own connection, not the
+ * earlier one with the same sequence numbers to the other port.
+ */
+TEST(connections_differing_only_in_the_last_byte_are_not_confused)
+{
+	struct fixture f;
+	struct host other;
+	uint32_t s = 0x1000;
+
+	strcpy(f.dir, "/tmp/lclk-merge.XXXXXX");
+	ASSERT_NE(mkdtemp(f.dir), NULL);
+	host_open(_metadata, &f.a, f.dir, "node0", "[fd00:0:0:0:0:0:0:1]:41000", 0, 10 * US);
+	host_open(_metadata, &f.b, f.dir, "node1", "[fd00:0:0:0:0:0:0:2]:29500", 0, 10 * US);
+	other = f.b;
+	other.addr = "[fd00:0:0:0:0:0:0:2]:29501";
+	msg(_metadata, &f.a, true, &other, T0, T0 + US, s, 100);
+	msg(_metadata, &f.a, true, &f.b, T0 + MS, T0 + MS + US, s, 100);
+	msg(_metadata, &f.b, false, &f.a, T0 + MS + 40 * US, T0 + MS + 50 * US, s, 100);
+	merge(_metadata, &f);
+	EXPECT_EQ(cluster_counts(f.res.match)->matched, 1);
+	EXPECT_EQ(cluster_pair(f.res.match, 0, 1)->min_owd_ns, 50 * US);
+	cleanup(&f);
+}
+
 /* ---- reading the merged trace back --------------------------------------- */
 
 struct out_event {
