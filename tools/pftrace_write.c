@@ -160,9 +160,9 @@ int pftrace_track(struct pftrace_writer *w, uint64_t uuid, uint64_t parent,
 }
 
 /* A debug annotation of an integer: its size, then its bytes. */
-static size_t int_arg_size(const struct pftrace_int_arg *a, size_t name_len)
+static size_t int_arg_size(const struct pftrace_int_arg *a)
 {
-	return pb_bytes_size(DA_NAME, name_len) + pb_uint_size(DA_INT_VALUE, (uint64_t)a->val);
+	return pb_bytes_size(DA_NAME, a->name_len) + pb_uint_size(DA_INT_VALUE, (uint64_t)a->val);
 }
 
 /*
@@ -172,7 +172,7 @@ static size_t int_arg_size(const struct pftrace_int_arg *a, size_t name_len)
  */
 static int put_begin(struct pftrace_writer *w, const struct pftrace_event *e)
 {
-	size_t arg_name_len[PFTRACE_MAX_ARGS], arg_len[PFTRACE_MAX_ARGS];
+	size_t arg_len[PFTRACE_MAX_ARGS];
 	size_t ev_len, pkt_len;
 	unsigned int i;
 	uint8_t *o;
@@ -186,8 +186,7 @@ static int put_begin(struct pftrace_writer *w, const struct pftrace_event *e)
 		 (e->nflows_out * (size_t)pb_fixed64_size(TE_FLOW_IDS)) +
 		 (e->nflows_in * (size_t)pb_fixed64_size(TE_TERMINATING_FLOW_IDS));
 	for (i = 0; i < e->nargs; i++) {
-		arg_name_len[i] = strlen(e->args[i].name);
-		arg_len[i] = int_arg_size(&e->args[i], arg_name_len[i]);
+		arg_len[i] = int_arg_size(&e->args[i]);
 		ev_len += pb_bytes_size(TE_DEBUG_ANNOTATIONS, arg_len[i]);
 	}
 	pkt_len = pb_uint_size(PKT_TIMESTAMP, e->begin_ns) +
@@ -208,7 +207,7 @@ static int put_begin(struct pftrace_writer *w, const struct pftrace_event *e)
 	o += e->annotations_len;
 	for (i = 0; i < e->nargs; i++) {
 		o = pb_put_len(o, TE_DEBUG_ANNOTATIONS, arg_len[i]);
-		o = pb_put_bytes(o, DA_NAME, e->args[i].name, arg_name_len[i]);
+		o = pb_put_bytes(o, DA_NAME, e->args[i].name, e->args[i].name_len);
 		o = pb_put_uint(o, DA_INT_VALUE, (uint64_t)e->args[i].val);
 	}
 	for (i = 0; i < e->nflows_out; i++)

@@ -16,8 +16,12 @@ struct pftrace_writer;
 
 struct pftrace_int_arg {
 	const char *name;
+	size_t name_len;
 	int64_t val;
 };
+
+/* An arg named by a string literal, its length counted at compile time. */
+#define PFTRACE_INT_ARG(lit, v)	((struct pftrace_int_arg){ lit, sizeof(lit) - 1, (v) })
 
 /* The most int args an event takes. */
 #define PFTRACE_MAX_ARGS	4

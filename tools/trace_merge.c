@@ -800,8 +800,8 @@ static int write_event(struct merge *m, struct event *e)
 	};
 
 	if (e->bound_begin != CLUSTER_BOUND_UNKNOWN && e->bound_end != CLUSTER_BOUND_UNKNOWN) {
-		args[0] = (struct pftrace_int_arg){ "earliest_ns", e->begin - e->bound_begin };
-		args[1] = (struct pftrace_int_arg){ "latest_ns", e->end + e->bound_end };
+		args[0] = PFTRACE_INT_ARG("earliest_ns", e->begin - e->bound_begin);
+		args[1] = PFTRACE_INT_ARG("latest_ns", e->end + e->bound_end);
 		pe.nargs = 2;
 	}
 	if (e->msg == MSG_IS_SEND) {
