@@ -39,8 +39,12 @@
 #define DA_INT_VALUE		4
 #define DA_NAME			10
 
-/* Any value but 0 (reserved); one sequence for the whole merged trace. */
-#define SEQUENCE_ID		0x6c636c6b
+/*
+ * Any value but 0 (reserved); one sequence for the whole merged trace.
+ * Every packet names it: 1 is one byte, where "lclk" as a number took five
+ * and a loop to write them, 1 % of a merge.
+ */
+#define SEQUENCE_ID		1
 
 /*
  * Packets are copied into buf and written out a buffer at a time: stdio
