@@ -22,7 +22,7 @@
  * Events of one input may leave the ring buffer slightly out of order (a
  * call's end is read before its record is reserved); this many are held
  * to put them back in order. Few: the held events of all inputs are the
- * merge's working set.
+ * merge's working set. A power of two: they are held in a ring.
  */
 #define REORDER		64
 
@@ -86,7 +86,7 @@ struct open_slice {
 	struct event *ev;
 };
 
-/* The key beside the pointer: the heap is sifted without touching events. */
+/* The key beside the pointer: events are ordered without touching them. */
 struct held_event {
 	int64_t end;
 	struct event *ev;
@@ -100,8 +100,8 @@ struct input {
 	uint32_t ntracks, tracks_cap;
 	struct open_slice *open;
 	uint32_t nopen, open_cap;
-	struct held_event heap[REORDER + 1];	/* by end */
-	uint32_t nheap;
+	struct held_event held[REORDER];	/* a ring from held_head, by end */
+	uint32_t held_head, nheld;
 	int64_t last_end;		/* of the last event handed over */
 	bool eof;
 	struct pb ann;			/* scratch: a begin's scattered annotations */
@@ -506,43 +506,33 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 	return e;
 }
 
-static void heap_swap(struct held_event *a, struct held_event *b)
+static struct held_event *held_at(struct input *in, uint32_t i)
 {
-	struct held_event t = *a;
-
-	*a = *b;
-	*b = t;
+	return &in->held[(in->held_head + i) & (REORDER - 1)];
 }
 
+/*
+ * Inserted from the back: lclkctl trace writes events in the order they
+ * end but for a few, so an event moves past few others, where a heap
+ * sifted every event through six levels, 4 % of a merge. Events that end
+ * together keep the order they were read in.
+ */
 static void reorder_push(struct input *in, struct event *e)
 {
-	uint32_t i = in->nheap++;
+	uint32_t i = in->nheld++;
 
-	in->heap[i] = (struct held_event){ e->end, e };
-	while (i && in->heap[(i - 1) / 2].end > in->heap[i].end) {
-		heap_swap(&in->heap[(i - 1) / 2], &in->heap[i]);
-		i = (i - 1) / 2;
-	}
+	for (; i && held_at(in, i - 1)->end > e->end; i--)
+		*held_at(in, i) = *held_at(in, i - 1);
+	*held_at(in, i) = (struct held_event){ e->end, e };
 }
 
 static struct event *reorder_pop(struct input *in)
 {
-	struct event *top = in->heap[0].ev;
-	uint32_t i = 0, c;
+	struct event *first = held_at(in, 0)->ev;
 
-	in->heap[0] = in->heap[--in->nheap];
-	for (;;) {
-		c = 2 * i + 1;
-		if (c >= in->nheap)
-			break;
-		if (c + 1 < in->nheap && in->heap[c + 1].end < in->heap[c].end)
-			c++;
-		if (in->heap[i].end <= in->heap[c].end)
-			break;
-		heap_swap(&in->heap[i], &in->heap[c]);
-		i = c;
-	}
-	return top;
+	in->held_head = (in->held_head + 1) & (REORDER - 1);
+	in->nheld--;
+	return first;
 }
 
 static int open_push(struct input *in, uint64_t seq_id, uint64_t track, struct event *e)
@@ -903,7 +893,7 @@ static int on_event(struct merge *m, struct event *e)
 
 static int64_t head_end(struct input *in)
 {
-	return in->heap[0].end;
+	return held_at(in, 0)->end;
 }
 
 static void inputs_sift_down(struct merge *m, unsigned int i)
@@ -927,8 +917,8 @@ static void inputs_sift_down(struct merge *m, unsigned int i)
 }
 
 /*
- * Each input in the heap has its next event at the top of its own reorder
- * heap; taking it refills that heap from the file.
+ * Each input in the heap has its next event first among its held ones;
+ * taking it reads the file until REORDER are held again.
  */
 static void fill_input(struct merge *m, struct input *in)
 {
@@ -936,7 +926,7 @@ static void fill_input(struct merge *m, struct input *in)
 	size_t len;
 	int ret;
 
-	while (!in->eof && in->nheap < REORDER) {
+	while (!in->eof && in->nheld < REORDER) {
 		ret = pftrace_next_packet(&in->rd, &pkt, &len);
 		if (ret <= 0) {
 			in->eof = true;
@@ -956,7 +946,7 @@ static int run(struct merge *m)
 
 	for (i = 0; i < m->n; i++) {
 		fill_input(m, &m->in[i]);
-		if (m->in[i].nheap)
+		if (m->in[i].nheld)
 			m->heap[m->nheap++] = &m->in[i];
 	}
 	for (i = m->nheap / 2 + 1; i-- > 0;)
@@ -970,7 +960,7 @@ static int run(struct merge *m)
 		else
 			in->last_end = e->end;
 		fill_input(m, in);
-		if (!in->nheap)
+		if (!in->nheld)
 			m->heap[0] = m->heap[--m->nheap];
 		inputs_sift_down(m, 0);
 		m->err = on_event(m, e);
@@ -1014,8 +1004,8 @@ static void free_inputs(struct merge *m)
 		for (j = 0; j < in->nopen; j++)
 			event_free(in->open[j].ev);
 		free(in->open);
-		for (j = 0; j < in->nheap; j++)
-			event_free(in->heap[j].ev);
+		for (j = 0; j < in->nheld; j++)
+			event_free(held_at(in, j)->ev);
 	}
 	while (m->spare) {
 		struct event *e = m->spare;
