@@ -107,10 +107,16 @@ struct input {
 	struct pb ann;			/* scratch: a begin's scattered annotations */
 };
 
+/* An input and the end of its next event, beside it as in held_event. */
+struct next_input {
+	int64_t end;
+	struct input *in;
+};
+
 struct merge {
 	struct input *in;
 	unsigned int n;
-	struct input **heap;		/* inputs with an event, by its end */
+	struct next_input *heap;	/* inputs with an event, by its end */
 	unsigned int nheap;
 	struct event **ring;		/* held events, ids [head, next) */
 	uint64_t ring_cap, head, next;
@@ -904,11 +910,11 @@ static void inputs_sift_down(struct merge *m, unsigned int i)
 		c = 2 * i + 1;
 		if (c >= m->nheap)
 			return;
-		if (c + 1 < m->nheap && head_end(m->heap[c + 1]) < head_end(m->heap[c]))
+		if (c + 1 < m->nheap && m->heap[c + 1].end < m->heap[c].end)
 			c++;
-		if (head_end(m->heap[i]) <= head_end(m->heap[c]))
+		if (m->heap[i].end <= m->heap[c].end)
 			return;
-		struct input *t = m->heap[i];
+		struct next_input t = m->heap[i];
 
 		m->heap[i] = m->heap[c];
 		m->heap[c] = t;
@@ -947,12 +953,12 @@ static int run(struct merge *m)
 	for (i = 0; i < m->n; i++) {
 		fill_input(m, &m->in[i]);
 		if (m->in[i].nheld)
-			m->heap[m->nheap++] = &m->in[i];
+			m->heap[m->nheap++] = (struct next_input){ head_end(&m->in[i]), &m->in[i] };
 	}
 	for (i = m->nheap / 2 + 1; i-- > 0;)
 		inputs_sift_down(m, i);
 	while (m->nheap && !m->err) {
-		struct input *in = m->heap[0];
+		struct input *in = m->heap[0].in;
 		struct event *e = reorder_pop(in);
 
 		if (e->end < in->last_end)
@@ -960,7 +966,9 @@ static int run(struct merge *m)
 		else
 			in->last_end = e->end;
 		fill_input(m, in);
-		if (!in->nheld)
+		if (in->nheld)
+			m->heap[0].end = head_end(in);
+		else
 			m->heap[0] = m->heap[--m->nheap];
 		inputs_sift_down(m, 0);
 		m->err = on_event(m, e);
