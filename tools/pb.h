@@ -297,4 +297,57 @@ pb_next(const uint8_t **p, const uint8_t *end, struct pb_field *f)
 	return false;
 }
 
+/*
+ * The field at *p if it is the one expected: field number num (below 2048:
+ * a tag of one or two bytes) of the given wire type. A reader that knows
+ * the order a writer keeps takes its fields so, comparing a tag's bytes
+ * where pb_next() decodes each tag, and leaves the rest to pb_next(): the
+ * fields are read in the same order either way. False, and *p unchanged,
+ * for any other field or a malformed one.
+ */
+static inline __attribute__((always_inline)) bool
+pb_take_tag(const uint8_t **p, const uint8_t *end, unsigned int num, unsigned int wire)
+{
+	unsigned int tag = num << 3 | wire;
+	const uint8_t *q = *p;
+
+	if (tag < 0x80) {
+		if (q >= end || *q != tag)
+			return false;
+		*p = q + 1;
+		return true;
+	}
+	if (end - q < 2 || q[0] != ((tag & 0x7f) | 0x80) || q[1] != tag >> 7)
+		return false;
+	*p = q + 2;
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+pb_take_varint(const uint8_t **p, const uint8_t *end, unsigned int num, uint64_t *v)
+{
+	const uint8_t *q = *p;
+
+	if (!pb_take_tag(&q, end, num, PB_WIRE_VARINT) || !pb_get_varint(&q, end, v))
+		return false;
+	*p = q;
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+pb_take_bytes(const uint8_t **p, const uint8_t *end, unsigned int num,
+	      const uint8_t **buf, size_t *len)
+{
+	const uint8_t *q = *p;
+	uint64_t n;
+
+	if (!pb_take_tag(&q, end, num, PB_WIRE_LEN) || !pb_get_varint(&q, end, &n) ||
+	    n > (uint64_t)(end - q))
+		return false;
+	*buf = q;
+	*len = n;
+	*p = q + n;
+	return true;
+}
+
 #endif /* LCLK_PB_H */

@@ -608,6 +608,11 @@ static int on_track_event(struct merge *m, struct input *in, const uint8_t *p,
 	struct pb_field f;
 	struct event *e;
 
+	/* As lclkctl trace writes them: the type, the track, the category, the name. */
+	if (pb_take_varint(&p, end, TE_TYPE, &type) &&
+	    pb_take_varint(&p, end, TE_TRACK_UUID, &track) &&
+	    pb_take_bytes(&p, end, TE_CATEGORIES, &cat, &cat_len))
+		pb_take_bytes(&p, end, TE_NAME, &name, &name_len);
 	for (field = p; pb_next(&p, end, &f); field = p) {
 		switch (f.num) {
 		case TE_TYPE:
@@ -696,6 +701,9 @@ static int on_packet(struct merge *m, struct input *in, const uint8_t *p, size_t
 	uint64_t ts = 0, seq_id = 0;
 	struct pb_field f;
 
+	/* As lclkctl trace writes them: the time, the event, then the rest. */
+	if (pb_take_varint(&p, end, PKT_TIMESTAMP, &ts))
+		pb_take_bytes(&p, end, PKT_TRACK_EVENT, &ev, &ev_len);
 	while (pb_next(&p, end, &f)) {
 		switch (f.num) {
 		case PKT_TIMESTAMP:

@@ -200,6 +200,53 @@ TEST(fixed_fields_read_little_endian_and_not_past_the_end)
 }
 
 /*
+ * A field taken by number: with a tag of one byte or two, only of its own
+ * number and wire type, and neither a value nor a length cut short by the
+ * end; a field not taken leaves the position where it was.
+ */
+TEST(a_field_is_taken_only_when_it_is_the_one_expected)
+{
+	static const uint8_t name[] = "poll";
+	const uint8_t *p, *buf;
+	uint8_t msg[64];
+	struct pb b;
+	size_t n, len;
+	uint64_t v;
+
+	pb_reset(&b);
+	pb_uint(&b, 9, 300);
+	pb_bytes(&b, 23, name, 4);
+	pb_uint(&b, 23, 1);
+	memcpy(msg, b.buf, b.len);
+
+	p = msg;
+	EXPECT_FALSE(pb_take_varint(&p, msg + b.len, 11, &v));	/* another number */
+	EXPECT_FALSE(pb_take_bytes(&p, msg + b.len, 9, &buf, &len));	/* another type */
+	EXPECT_EQ((const uint8_t *)msg, p);
+	ASSERT_TRUE(pb_take_varint(&p, msg + b.len, 9, &v));
+	EXPECT_EQ(300, v);
+	ASSERT_TRUE(pb_take_bytes(&p, msg + b.len, 23, &buf, &len));	/* a tag of two bytes */
+	ASSERT_EQ(4, len);
+	EXPECT_EQ(0, memcmp(buf, name, 4));
+	EXPECT_FALSE(pb_take_bytes(&p, msg + b.len, 23, &buf, &len));
+	ASSERT_TRUE(pb_take_varint(&p, msg + b.len, 23, &v));
+	EXPECT_EQ(1, v);
+	EXPECT_EQ(msg + b.len, p);
+
+	/* cut short anywhere: not taken, and nothing consumed */
+	for (n = 0; n < 3; n++) {
+		p = msg;
+		EXPECT_FALSE(pb_take_varint(&p, msg + n, 9, &v));
+		EXPECT_EQ((const uint8_t *)msg, p);
+	}
+	for (n = 3; n < 3 + 3 + 4; n++) {
+		p = msg + 3;
+		EXPECT_FALSE(pb_take_bytes(&p, msg + n, 23, &buf, &len));
+		EXPECT_EQ(msg + 3, p);
+	}
+}
+
+/*
  * The unchecked writers make the bytes the checked ones make, in the
  * sizes pb_*_size() gave, and write nothing past them.
  */
