@@ -336,33 +336,18 @@ static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
 	struct pb_field f;
 	int64_t val = 0;
 	bool has_int = false;
+	uint64_t v;
 
 	/*
-	 * As lclkctl trace writes one: a short name, then one value that ends
-	 * the annotation. Read straight through, without a loop over fields:
-	 * a sixth of the merge's reading was that loop.
+	 * As lclkctl trace writes one: its name, then its value, taken without
+	 * the loop over fields, a sixth of the merge's reading.
 	 */
-	if (len >= 4 && p[0] == (DA_NAME << 3 | PB_WIRE_LEN) && p[1] < 0x80 &&
-	    p[1] + 3u <= len) {
-		const uint8_t *q = p + 2 + p[1];
-		uint64_t v;
-
-		if (*q == (DA_INT_VALUE << 3 | PB_WIRE_VARINT)) {
-			q++;
-			if (pb_get_varint(&q, end, &v) && q == end) {
-				name = p + 2;
-				name_len = p[1];
-				val = (int64_t)v;
-				has_int = true;
-				goto facts;
-			}
-		} else if (*q == (DA_STRING_VALUE << 3 | PB_WIRE_LEN) && q + 2 <= end &&
-			   q[1] < 0x80 && q + 2 + q[1] == end) {
-			name = p + 2;
-			name_len = p[1];
-			str = q + 2;
-			str_len = q[1];
-			goto facts;
+	if (pb_take_bytes(&p, end, DA_NAME, &name, &name_len)) {
+		if (pb_take_varint(&p, end, DA_INT_VALUE, &v)) {
+			val = (int64_t)v;
+			has_int = true;
+		} else {
+			pb_take_bytes(&p, end, DA_STRING_VALUE, &str, &str_len);
 		}
 	}
 	while (pb_next(&p, end, &f)) {
@@ -377,7 +362,6 @@ static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
 			str_len = f.len;
 		}
 	}
-facts:
 	if (!name)
 		return;
 	if (has_int) {
