@@ -581,8 +581,8 @@ static void ann_add(struct input *in, struct ann_range *r, const uint8_t *field,
 static int on_track_event(struct merge *m, struct input *in, const uint8_t *p,
 			  size_t len, int64_t ts, uint64_t seq_id)
 {
-	const uint8_t *end = p + len, *name = NULL, *cat = NULL, *field, *ann;
-	size_t name_len = 0, cat_len = 0, ann_len;
+	const uint8_t *end = p + len, *name = NULL, *cat = NULL, *field, *ann, *da;
+	size_t name_len = 0, cat_len = 0, ann_len, da_len;
 	struct ann_facts a = {
 		.bound_begin = CLUSTER_BOUND_UNKNOWN,
 		.bound_end = CLUSTER_BOUND_UNKNOWN,
@@ -592,11 +592,18 @@ static int on_track_event(struct merge *m, struct input *in, const uint8_t *p,
 	struct pb_field f;
 	struct event *e;
 
-	/* As lclkctl trace writes them: the type, the track, the category, the name. */
+	/*
+	 * As lclkctl trace writes them: the type, the track, the category, the
+	 * name, then the annotations together.
+	 */
 	if (pb_take_varint(&p, end, TE_TYPE, &type) &&
 	    pb_take_varint(&p, end, TE_TRACK_UUID, &track) &&
 	    pb_take_bytes(&p, end, TE_CATEGORIES, &cat, &cat_len))
 		pb_take_bytes(&p, end, TE_NAME, &name, &name_len);
+	for (field = p; pb_take_bytes(&p, end, TE_DEBUG_ANNOTATIONS, &da, &da_len); field = p) {
+		annotation(da, da_len, &a);
+		ann_add(in, &range, field, p);
+	}
 	for (field = p; pb_next(&p, end, &f); field = p) {
 		switch (f.num) {
 		case TE_TYPE:
