@@ -692,9 +692,10 @@ static int on_packet(struct merge *m, struct input *in, const uint8_t *p, size_t
 	uint64_t ts = 0, seq_id = 0;
 	struct pb_field f;
 
-	/* As lclkctl trace writes them: the time, the event, then the rest. */
-	if (pb_take_varint(&p, end, PKT_TIMESTAMP, &ts))
-		pb_take_bytes(&p, end, PKT_TRACK_EVENT, &ev, &ev_len);
+	/* As lclkctl trace writes them: the time, the event, its sequence. */
+	if (pb_take_varint(&p, end, PKT_TIMESTAMP, &ts) &&
+	    pb_take_bytes(&p, end, PKT_TRACK_EVENT, &ev, &ev_len))
+		pb_take_varint(&p, end, PKT_SEQUENCE_ID, &seq_id);
 	while (pb_next(&p, end, &f)) {
 		switch (f.num) {
 		case PKT_TIMESTAMP:
