@@ -17,8 +17,8 @@
 # guest's scheduler, and a run cut there loses its wait; the ranks do no
 # work between polls to mistake for waiting). Then trace merge, with the
 # times TCG needs: a rank released forwards up to tens of ms later (--link
-# 50ms), and waits under 100 ms, a quarter of the lateness, are the
-# emulator's stalls, not the job's (--min-wait 100ms):
+# 50ms), and waits under 200 ms, half the lateness, are the emulator's
+# stalls, not the job's (--min-wait 200ms):
 #  - synced by the daemons: rank 3 is the straggler in >= 95 % of rounds,
 #    certain, no causality violation, no pair flagged;
 #  - /dev/lclk3 (its daemon stopped) stepped 3 ms ahead, claiming 10 us:
@@ -32,7 +32,9 @@
 # That is a straggler too, and the merge blames it: with LATE_MS 200 and
 # --min-wait 50ms, 5 to 8 % of the rounds (stalls of 57 to 270 ms, most
 # under 100) and the share fell below 95 % in three runs of ten. So the slowed
-# one is slowed by much more (LATE_MS 400). On a slower test bed
+# one is slowed by much more (LATE_MS 400); with --min-wait 100ms the share
+# still fell to 0.935 once (host 0 last in 6 rounds of 124), on a CI run
+# beside other work on the host, hence half the lateness. On a slower test bed
 # (LCLK_TIME_SCALE, 4 on the debug kernel) every delay grows, and with it
 # the lateness, the merge's times, the offset (OFF_MS, 3) and the honest
 # bound (5 ms): all are multiplied by the scale. Runs as root; TAP.
@@ -232,7 +234,7 @@ run() {
 		echo "# mpirun exited with status $rc"
 		return 1
 	fi
-	$lclkctl --json trace merge --link $((50 * scale))ms --min-wait $((LATE_MS / 4))ms \
+	$lclkctl --json trace merge --link $((50 * scale))ms --min-wait $((LATE_MS / 2))ms \
 		"$dir/$c"/host*.pftrace \
 		-o "$dir/$c/cluster.pftrace" >"$dir/$c.json" &&
 		python3 tests/guest/lib/cluster_verdict.py "$dir/$c.json" "$c" host3 "$@" |
