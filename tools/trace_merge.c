@@ -95,7 +95,6 @@ struct held_event {
 struct input {
 	struct pftrace_reader rd;
 	uint32_t idx;
-	uint64_t host_uuid;
 	struct track *tracks;		/* open addressing, power of two */
 	uint32_t ntracks, tracks_cap;
 	struct open_slice *open;
@@ -124,7 +123,7 @@ struct merge {
 	struct pftrace_writer *w;
 	struct merge_result *res;
 	uint64_t next_flow;
-	uint64_t next_track;		/* output uuid: the hosts' are 1..n */
+	uint64_t next_track;		/* the last output uuid: host_track()s are 1..n */
 	struct event *spare;		/* released events, for reuse */
 	int err;
 };
@@ -280,6 +279,12 @@ static int add_rank(struct merge *m, struct input *in, struct track *proc, uint3
  * named after it and, when its parent is not a root, its parent too
  * ("python3 (pid 7) / nccl (tid 9)").
  */
+/* The output uuid of a host's process track: 1..n, before all others. */
+static uint64_t host_track(const struct input *in)
+{
+	return in->idx + 1;
+}
+
 static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
 			  uint32_t *rank)
 {
@@ -305,7 +310,7 @@ static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
 	if (add_rank(m, in, pt ? pt : t, &t->event_rank) && !m->err)
 		m->err = -ENOMEM;
 	if (m->w) {
-		int err = pftrace_track(m->w, t->out, in->host_uuid, name, 0);
+		int err = pftrace_track(m->w, t->out, host_track(in), name, 0);
 
 		if (err && !m->err)
 			m->err = err;
@@ -1093,7 +1098,6 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 			err = -ENOMEM;
 			goto out;
 		}
-		in->host_uuid = i + 1;
 		err = pftrace_reader_open(&in->rd, paths[i]);
 		if (err) {
 			*err_path = paths[i];
@@ -1108,7 +1112,7 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 			goto out;
 		}
 		for (i = 0; i < n && !err; i++)
-			err = pftrace_track(m.w, m.in[i].host_uuid, 0, res->inputs[i].name, i + 1);
+			err = pftrace_track(m.w, host_track(&m.in[i]), 0, res->inputs[i].name, i + 1);
 	}
 	if (!err)
 		err = run(&m);
