@@ -11,12 +11,13 @@ CLANG	:= clang
 BPFTOOL	:= bpftool
 CFLAGS	?= -O2 -g
 CFLAGS	+= -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
-	   -Iinclude -Iinclude/uapi -Itools -I$(BUILD)/bpf -I$(BUILD)/kselftest
+	   -I. -Iinclude -Iinclude/uapi -Itools -I$(BUILD)/bpf -I$(BUILD)/kselftest
 LDLIBS	:= -l:libbpf.a -lelf -lz -lpthread -lm
 
-# Userspace: every tools/*.c but the entry point goes into a library that
-# lclkctl and the host unit tests link.
-TOOL_SRCS	:= $(filter-out tools/lclkctl.c,$(wildcard tools/*.c))
+# Userspace: every tools/*.c and tools/SUBSYSTEM/*.c but the entry point
+# goes into a library that lclkctl and the host unit tests link.
+TOOL_SRCS	:= $(filter-out tools/lclkctl.c,$(wildcard tools/*.c tools/*/*.c))
+TOOL_HDRS	:= $(wildcard tools/*.h tools/*/*.h)
 TOOL_OBJS	:= $(TOOL_SRCS:%.c=$(BUILD)/%.o)
 TOOL_LIB	:= $(BUILD)/tools/liblclk.a
 LCLKCTL		:= $(BUILD)/lclkctl
@@ -27,8 +28,9 @@ BPF_SKELS	:= $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h)
 VMLINUX_H	:= $(BUILD)/bpf/vmlinux.h
 HOST_BTF	:= /sys/kernel/btf/vmlinux
 
-# Tests: each tests/<suite>/<name>.c is one binary build/tests/<suite>/<name>.
-HOST_TESTS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/host/*.c))
+# Tests: each tests/<suite>/<name>.c is one binary build/tests/<suite>/<name>;
+# the unit tests mirror tools/, a directory per subsystem.
+HOST_TESTS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/host/*.c tests/host/*/*.c))
 GUEST_TESTS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/guest/*.c))
 BENCHES		:= $(patsubst %.c,$(BUILD)/%,$(filter-out %.bpf.c,$(wildcard tests/bench/*.c)))
 # A benchmark's own BPF programs: tests/bench/X.bpf.c → build/tests/bench/X.skel.h.
@@ -120,12 +122,12 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # ---- tools ----------------------------------------------------------------
 tools: $(LCLKCTL)
 
-$(BUILD)/tools/%.o: tools/%.c $(wildcard tools/*.h include/*.h include/uapi/linux/*.h) | $(BPF_SKELS)
+$(BUILD)/tools/%.o: tools/%.c $(TOOL_HDRS) $(wildcard include/*.h include/uapi/linux/*.h) | $(BPF_SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # The loader embeds the BPF object: rebuild it when the skeleton changes.
-$(BUILD)/tools/trace_probe.o: $(BPF_SKELS)
+$(filter %/trace_probe.o,$(TOOL_OBJS)): $(BPF_SKELS)
 
 $(TOOL_LIB): $(TOOL_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -164,7 +166,7 @@ $(KSFT_H): $(LINUX_SRC_TAR)
 	$(Q)cp $(BUILD)/kernel-src/tools/testing/selftests/kselftest*.h $(@D)/
 $(CHECKPATCH): $(KSFT_H)
 
-$(BUILD)/tests/host/%: tests/host/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/host/*.h)
+$(BUILD)/tests/host/%: tests/host/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/host/*.h tests/host/*/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/host $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
@@ -181,11 +183,10 @@ $(BUILD)/tests/bench/%: tests/bench/%.c $(TOOL_LIB) $(wildcard include/*.h) $(BE
 	$(Q)$(CC) $(CFLAGS) -I$(@D) $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
 # libFuzzer targets: each tests/fuzz/X.c defines LLVMFuzzerTestOneInput.
-FUZZ_SRCS	:= $(filter-out tools/lclkctl.c,$(wildcard tools/*.c))
-$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard tools/*.h include/*.h) | $(BPF_SKELS)
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(TOOL_SRCS) $(TOOL_HDRS) $(wildcard include/*.h) | $(BPF_SKELS)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Iinclude -Iinclude/uapi -Itools \
-		-I$(BUILD)/bpf $< $(FUZZ_SRCS) -o $@ $(LDLIBS)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -I. -Iinclude -Iinclude/uapi -Itools \
+		-I$(BUILD)/bpf $< $(TOOL_SRCS) -o $@ $(LDLIBS)
 
 fuzzers: $(FUZZERS)
 

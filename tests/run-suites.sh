@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run every test suite, host and VM, and sum their TAP:
-#   unit         build/tests/host/*, python/tests/test_*.py  (this machine)
+#   unit         build/tests/host/**, python/tests/test_*.py  (this machine)
 #   fuzz         build/tests/fuzz/*          (libFuzzer, briefly)
 #   integration  tests/integration/*.sh      (this machine, as root)
 #   vm           tests/guest/run.sh in the VM, on every kernel of the matrix
@@ -52,8 +52,8 @@ run_tap() {
 
 suite_unit() {
 	local t
-	for t in build/tests/host/*; do
-		[ -x "$t" ] && run_tap "unit-$(basename "$t")" "$t"
+	for t in $(find build/tests/host -type f -perm -u+x | sort); do
+		run_tap "unit-$(basename "$t")" "$t"
 	done
 	# The Python package as "make python" built it, with Debian's interpreter.
 	run_tap unit-python env PYTHONPATH=build/python/lib /usr/bin/python3 \
