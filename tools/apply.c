@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/device.h"
 #include "apply.h"
-#include "device.h"
 #include "lclk_model.h"
 
 /* Splitting a step across t0 and now rounds twice, 1 ns each. */

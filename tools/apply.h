@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "source.h"
 #include "uapi/linux/lclk.h"
+#include "source.h"
 
 #define APPLY_DEFAULT_STEP_THRESHOLD_NS	1000000LL	/* 1 ms */
 /* Shortest slew: long enough for the end-of-slew margin to matter little. */

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 
 /* RFC 5905 PHI, the frequency tolerance assumed for the system clock. */
 #define CLOCK_QUALITY_SYSTEM_DRIFT_PPB	15000U

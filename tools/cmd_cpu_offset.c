@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "device.h"
-#include "json.h"
-#include "units.h"
+#include "lib/cli.h"
+#include "lib/device.h"
+#include "lib/json.h"
+#include "lib/units.h"
 #include "uapi/linux/lclk.h"
 
 #define OPT_BACKWARD 0x100

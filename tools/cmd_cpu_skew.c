@@ -23,10 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "device.h"
-#include "json.h"
-#include "units.h"
+#include "lib/cli.h"
+#include "lib/device.h"
+#include "lib/json.h"
+#include "lib/units.h"
 #include "uapi/linux/lclk.h"
 
 enum { OPT_ROUNDS = 0x100, OPT_APPLY, OPT_BACKWARD };

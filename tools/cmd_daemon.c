@@ -16,7 +16,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "lib/cli.h"
 #include "daemon.h"
 #include "daemon_clients.h"
 #include "daemon_ctl.h"

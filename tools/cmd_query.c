@@ -3,8 +3,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cli.h"
-#include "device.h"
+#include "lib/cli.h"
+#include "lib/device.h"
 #include "measure.h"
 
 static int run(int argc, char **argv, struct cli_global *g)

@@ -19,11 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "clock.h"
-#include "clock_offset.h"
+#include "lib/cli.h"
+#include "lib/clock.h"
+#include "lib/clock_offset.h"
+#include "lib/net_tstamp.h"
 #include "daemon_ctl.h"
-#include "net_tstamp.h"
 #include "ntp_server.h"
 
 #define OPT_RATE	0x100

@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "clock_offset.h"
-#include "device.h"
+#include "lib/cli.h"
+#include "lib/clock_offset.h"
+#include "lib/device.h"
 #include "lclk.h"
 
 enum {

@@ -13,13 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "lib/cli.h"
+#include "lib/device.h"
+#include "lib/json.h"
+#include "lib/units.h"
 #include "daemon_ctl.h"
 #include "daemon_report.h"
-#include "device.h"
-#include "json.h"
 #include "lclk.h"
-#include "units.h"
 
 struct status {
 	const char *path;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "device.h"
+#include "lib/cli.h"
+#include "lib/device.h"
 #include "uapi/linux/lclk.h"
 
 #define OPT_BACKWARD 0x100

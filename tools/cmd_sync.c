@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/cli.h"
+#include "lib/device.h"
+#include "lib/units.h"
 #include "apply.h"
-#include "cli.h"
-#include "device.h"
 #include "measure.h"
-#include "units.h"
 
 enum { OPT_THRESHOLD = 0x100, OPT_BACKWARD, OPT_DRY_RUN };
 

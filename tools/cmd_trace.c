@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "json.h"
+#include "lib/cli.h"
+#include "lib/json.h"
 #include "lclk.h"
 #include "perfetto.h"
 #include "trace_merge.h"

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "json.h"
-#include "prom.h"
+#include "lib/cli.h"
+#include "lib/json.h"
+#include "lib/prom.h"
 #include "trace_merge.h"
 
 static const char usage[] =

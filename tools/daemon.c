@@ -7,14 +7,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "lib/cli.h"
+#include "lib/device.h"
+#include "lib/units.h"
 #include "daemon.h"
 #include "daemon_log.h"
-#include "device.h"
 #include "ntp_policy.h"
 #include "select.h"
 #include "sync_policy.h"
-#include "units.h"
 
 /* A cycle's results are awaited this long beyond the sources' own timeouts. */
 #define CYCLE_SLACK_NS	1000000000LL

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "daemon_config.h"
 #include "daemon_report.h"
 #include "poll_sched.h"

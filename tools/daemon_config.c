@@ -12,9 +12,9 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "uapi/linux/lclk.h"
 #include "daemon_config.h"
 #include "daemon_log.h"
-#include "uapi/linux/lclk.h"
 
 #define MAX_WORDS 8
 

@@ -9,10 +9,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/units.h"
+#include "uapi/linux/lclk.h"
 #include "daemon_ctl.h"
 #include "daemon_log.h"
-#include "units.h"
-#include "uapi/linux/lclk.h"
 #include "lclk_model.h"
 
 /* A client waits this long for a daemon busy with a reload. */

@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "lib/json.h"
 #include "daemon_report.h"
-#include "json.h"
 
 /* The socket "lclkctl status" asks: $LCLK_CONTROL, else the default. */
 const char *ctl_socket_path(void);

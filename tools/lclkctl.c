@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "lib/cli.h"
 #include "uapi/linux/lclk.h"
 
 #define LCLKCTL_VERSION "0.1"

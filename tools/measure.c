@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/units.h"
 #include "clock_quality.h"
 #include "measure.h"
-#include "units.h"
 
 void measure_default_opts(struct source_opts *o, int verbose)
 {

@@ -9,8 +9,8 @@
 
 #include <getopt.h>
 
-#include "cli.h"
-#include "json.h"
+#include "lib/cli.h"
+#include "lib/json.h"
 #include "select.h"
 #include "source.h"
 

@@ -6,11 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/prom.h"
+#include "uapi/linux/lclk.h"
 #include "daemon_log.h"
 #include "lclk_model.h"
 #include "metrics_http.h"
-#include "prom.h"
-#include "uapi/linux/lclk.h"
 
 #define HTTP_MAX_HEAD		4096
 

@@ -34,11 +34,11 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "clock_offset.h"
-#include "net_tstamp.h"
+#include "lib/clock_offset.h"
+#include "lib/net_tstamp.h"
+#include "lib/timeout.h"
 #include "ntp_client.h"
 #include "ntp_sample.h"
-#include "timeout.h"
 
 static void addr_str(const struct sockaddr_storage *a, char *buf, size_t len)
 {

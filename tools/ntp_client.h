@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "ntp_packet.h"
 
 /* Cookies remembered to tell duplicates and late replies from spoofs. */

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock_offset.h"
+#include "lib/clock_offset.h"
 #include "phc.h"
 
 static int64_t pct_ns(const struct ptp_clock_time *t)

@@ -8,9 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock_offset.h"
+#include "lib/clock_offset.h"
+#include "lib/timeout.h"
 #include "pmc_client.h"
-#include "timeout.h"
 
 int pmc_open(struct pmc_client *c, const char *server_path, uint8_t domain,
 	     char *err, size_t errlen)

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock_offset.h"
+#include "lib/clock_offset.h"
 #include "phc.h"
 #include "pmc_client.h"
 #include "ptp_opts.h"

@@ -16,11 +16,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock_offset.h"
-#include "net_tstamp.h"
+#include "lib/clock_offset.h"
+#include "lib/net_tstamp.h"
+#include "lib/timeout.h"
 #include "ptp_msg.h"
 #include "ptp_net.h"
-#include "timeout.h"
 
 #define PTP_EVENT_PORT		319
 #define PTP_GENERAL_PORT	320

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/realtime_track.h"
 #include "phc.h"
-#include "realtime_track.h"
 
 enum ptp_net_transport { PTP_NET_UDP4, PTP_NET_L2 };
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock_offset.h"
+#include "lib/clock_offset.h"
 #include "ptp_msg.h"
 #include "ptp_slave.h"
 

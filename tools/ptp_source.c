@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock_offset.h"
+#include "lib/clock_offset.h"
 #include "clock_quality.h"
 #include "ptp_opts.h"
 #include "ptp_quality.h"

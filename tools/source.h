@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 
 struct measurement {
 	int64_t offset_ns;	/* reference - target, at base_ns */

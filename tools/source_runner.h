@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "source.h"
 
 #define RUNNER_IDLE_NS	100000000LL

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdlib.h>
 
-#include "sync_policy.h"
 #include "uapi/linux/lclk.h"
+#include "sync_policy.h"
 
 /* Lower is better: class first, then "prefer". */
 static int rank(const struct daemon_config *c, unsigned int i)

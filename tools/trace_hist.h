@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../bpf/trace.h"
+#include "bpf/trace.h"
 
 struct trace_series {
 	struct trace_key key;

@@ -19,11 +19,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "lib/cli.h"
+#include "trace.skel.h"
 #include "trace_attach.h"
 #include "trace_probe.h"
 #include "trace_sys.h"
-#include "trace.skel.h"
 
 #define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
 

@@ -2,7 +2,7 @@
 /* Reports of lclkctl trace's histograms. */
 #include <stdio.h>
 
-#include "prom.h"
+#include "lib/prom.h"
 #include "trace_report.h"
 #include "trace_sys.h"
 

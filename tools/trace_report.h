@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "lib/json.h"
 #include "trace_hist.h"
 
 struct trace_period {

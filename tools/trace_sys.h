@@ -6,7 +6,7 @@
 #include <linux/types.h>
 #include <stdint.h>
 
-#include "../bpf/trace.h"
+#include "bpf/trace.h"
 
 /* table[nr] = enum trace_sys of syscall nr on this architecture, else 0. */
 void trace_sys_fill(volatile __u8 table[TRACE_MAX_NR]);

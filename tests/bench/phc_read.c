@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "clock_offset.h"
+#include "lib/clock_offset.h"
 #include "phc.h"
 
 static int cmp(const void *a, const void *b)

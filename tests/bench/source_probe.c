@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "clock_offset.h"
+#include "lib/cli.h"
+#include "lib/clock_offset.h"
 #include "source.h"
 
 int main(int argc, char **argv)

@@ -13,7 +13,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "clock_offset.h"
+#include "lib/clock_offset.h"
 #include "ptp_net.h"
 
 /*

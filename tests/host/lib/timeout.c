@@ -6,7 +6,7 @@
 #include <limits.h>
 
 #include "kselftest_harness.h"
-#include "timeout.h"
+#include "lib/timeout.h"
 
 #define MS 1000000LL
 #define DAY (86400 * 1000000000LL)

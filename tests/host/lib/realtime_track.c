@@ -7,7 +7,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "realtime_track.h"
+#include "lib/realtime_track.h"
 
 #define MS	1000000LL
 #define OFF	(1700000000LL * 1000 * MS)	/* REALTIME - MONOTONIC */
