@@ -16,8 +16,8 @@
 
 #include "lib/cli.h"
 #include "lib/json.h"
+#include "perfetto/perfetto.h"
 #include "lclk.h"
-#include "perfetto.h"
 #include "trace_merge.h"
 #include "trace_probe.h"
 #include "trace_report.h"

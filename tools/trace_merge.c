@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
-#include "perfetto_proto.h"
-#include "pftrace_read.h"
-#include "pftrace_write.h"
+#include "perfetto/pb.h"
+#include "perfetto/perfetto_proto.h"
+#include "perfetto/pftrace_read.h"
+#include "perfetto/pftrace_write.h"
 #include "trace_merge.h"
 
 /*

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Perfetto protobuf traces, written and read by hand.
 
-The writer follows tools/perfetto.c (what ``lclkctl trace --trace-out``
+The writer follows tools/perfetto/perfetto.c (what ``lclkctl trace --trace-out``
 writes) so that files of both open together and a later merge puts them on
 one timeline: timestamps are logical ns; pids are mapped into a range
 chosen by a hash of the host name, ``(1 + fnv1a64(host) % 511) << 22 | pid``;
@@ -23,7 +23,7 @@ import threading
 from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 # Field numbers of perfetto/trace/trace_packet.proto and track_event/*.proto,
-# as in tools/perfetto.c.
+# as in tools/perfetto/perfetto.c.
 PKT_TIMESTAMP = 8
 PKT_SEQUENCE_ID = 10
 PKT_TRACK_EVENT = 11
@@ -69,7 +69,7 @@ def fnv1a64(s: str) -> int:
 
 
 def mix64(x: int) -> int:
-    """splitmix64's finaliser, as tools/perfetto.c."""
+    """splitmix64's finaliser, as tools/perfetto/perfetto.c."""
     x &= U64
     x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & U64
     x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & U64
@@ -130,7 +130,7 @@ class Writer:
         return self._slot << PID_BITS | (pid & ((1 << PID_BITS) - 1))
 
     def _process_uuid(self) -> int:
-        # tools/perfetto.c's track_uuid(p, 1, pid): shared with lclkctl.
+        # tools/perfetto/perfetto.c's track_uuid(p, 1, pid): shared with lclkctl.
         return mix64(self._hash + (1 << 32 | self.pid)) | 1
 
     def _put(self, body: bytes) -> None:

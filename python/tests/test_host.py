@@ -81,7 +81,7 @@ class Perfetto(unittest.TestCase):
         self.assertEqual(perfetto._varint(-1), b"\xff" * 9 + b"\x01")
 
     def test_ids_match_tools_perfetto_c(self):
-        # Values printed by tools/perfetto.c's fnv1a64(), track_uuid(p, 1,
+        # Values printed by tools/perfetto/perfetto.c's fnv1a64(), track_uuid(p, 1,
         # 4242) and perfetto_host_pid(p, 4242) for host "gpu-node-7".
         w = perfetto.Writer(os.devnull, host="gpu-node-7", pid=4242)
         self.assertEqual(perfetto.fnv1a64("gpu-node-7"), 0x9a371f29eed4a644)

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "perfetto.h"
+#include "perfetto/perfetto.h"
 #include "trace_merge.h"
 
 #define US	1000LL

@@ -14,8 +14,8 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "pb.h"
-#include "perfetto.h"
+#include "perfetto/pb.h"
+#include "perfetto/perfetto.h"
 #include "trace_merge.h"
 
 #define US	1000LL

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tools/pb.h, the protobuf wire format of the Perfetto writers and the
+ * tools/perfetto/pb.h, the protobuf wire format of the Perfetto writers and the
  * merge's reader: varints of every length round-trip, both where the
  * encoder writes straight into the buffer and in its last ten bytes,
  * where it goes through a copy, and decode alike whether the decoder
@@ -15,7 +15,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "pb.h"
+#include "perfetto/pb.h"
 
 /* 0, and for each length 1..10 its smallest and largest value. */
 static const uint64_t values[] = {

@@ -14,7 +14,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "perfetto.h"
+#include "perfetto/perfetto.h"
 
 #define HOSTS	64
 
