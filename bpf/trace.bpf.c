@@ -810,7 +810,7 @@ int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 
 /*
  * fentry_NAME and fexit_NAME attach to syscall NAME's wrapper, found by
- * userspace in BTF (tools/trace_probe.c); the wrapper's argument is the
+ * userspace in BTF (tools/trace/trace_probe.c); the wrapper's argument is the
  * caller's registers.
  */
 #define SYSCALL_PROBES(name, sys)					\

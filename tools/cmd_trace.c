@@ -17,11 +17,11 @@
 #include "lib/cli.h"
 #include "lib/json.h"
 #include "perfetto/perfetto.h"
+#include "trace/trace_probe.h"
+#include "trace/trace_report.h"
+#include "trace/trace_sys.h"
 #include "lclk.h"
 #include "trace_merge.h"
-#include "trace_probe.h"
-#include "trace_report.h"
-#include "trace_sys.h"
 
 #define NSEC_PER_MSEC	1000000LL
 /*

@@ -64,7 +64,7 @@ if [ ! -e "$TRACEFS/events" ]; then
 	mount -t tracefs nodev "$TRACEFS" && MOUNTED=1
 fi
 
-# The calls lclkctl trace times, by x86_64 number (tools/trace_sys.c).
+# The calls lclkctl trace times, by x86_64 number (tools/trace/trace_sys.c).
 NRS="44 45 46 47 307 299 0 1 19 20 7 271 23 270 232 281 441 202 449 16"
 bt_script() {
 	local pred="" nr

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "trace_report.h"
+#include "trace/trace_report.h"
 
 static char out[1024];
 

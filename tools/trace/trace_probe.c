@@ -2,7 +2,7 @@
 /*
  * Load bpf/trace.bpf.c with the filter as read-only data, attach it
  * (fentry/fexit on the traced syscalls, or tp_btf on raw_syscalls: see
- * tools/trace_attach.c) and read what it counted.
+ * tools/trace/trace_attach.c) and read what it counted.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
