@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster/trace_merge.h"
 #include "lib/cli.h"
 #include "lib/json.h"
 #include "perfetto/perfetto.h"
@@ -21,7 +22,6 @@
 #include "trace/trace_report.h"
 #include "trace/trace_sys.h"
 #include "lclk.h"
-#include "trace_merge.h"
 
 #define NSEC_PER_MSEC	1000000LL
 /*

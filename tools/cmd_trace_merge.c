@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/trace_merge.h"
 #include "lib/cli.h"
 #include "lib/json.h"
 #include "lib/prom.h"
-#include "trace_merge.h"
 
 static const char usage[] =
 "Usage: lclkctl trace merge HOST.pftrace... [-o OUT.pftrace] [OPTIONS]\n"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "perfetto/perfetto.h"
-#include "trace_merge.h"
+#include "cluster/trace_merge.h"
 
 #define US	1000LL
 #define CHUNK	65536u

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "trace_merge.h"
+#include "cluster/trace_merge.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

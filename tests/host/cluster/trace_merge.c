@@ -16,7 +16,7 @@
 #include "kselftest_harness.h"
 #include "perfetto/pb.h"
 #include "perfetto/perfetto.h"
-#include "trace_merge.h"
+#include "cluster/trace_merge.h"
 
 #define US	1000LL
 #define MS	1000000LL
