@@ -23,8 +23,8 @@
 #include "lib/clock.h"
 #include "lib/clock_offset.h"
 #include "lib/net_tstamp.h"
+#include "ntp/ntp_server.h"
 #include "daemon_ctl.h"
-#include "ntp_server.h"
 
 #define OPT_RATE	0x100
 #define OPT_BURST	0x101

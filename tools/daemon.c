@@ -10,9 +10,9 @@
 #include "lib/cli.h"
 #include "lib/device.h"
 #include "lib/units.h"
+#include "ntp/ntp_policy.h"
 #include "daemon.h"
 #include "daemon_log.h"
-#include "ntp_policy.h"
 #include "select.h"
 #include "sync_policy.h"
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ntp_filter.h"
-#include "ntp_packet.h"
-#include "ntp_sample.h"
+#include "ntp/ntp_filter.h"
+#include "ntp/ntp_packet.h"
+#include "ntp/ntp_sample.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

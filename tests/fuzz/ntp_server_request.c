@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "lclk_model.h"
-#include "ntp_server.h"
+#include "ntp/ntp_server.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,8 +11,8 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 #include "lclk_model.h"
-#include "ntp_server.h"
-#include "siphash.h"
+#include "ntp/ntp_server.h"
+#include "ntp/siphash.h"
 
 static void request(uint8_t buf[NTP_HEADER_LEN], int version, int mode, uint64_t xmt)
 {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "ntp_packet.h"
+#include "ntp/ntp_packet.h"
 #include "source.h"
 
 /*

@@ -9,7 +9,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "ntp_packet.h"
+#include "ntp/ntp_packet.h"
 
 #define XMT 0x0123456789abcdefULL
 #define REC 0x1122334455667788ULL

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "ntp_policy.h"
+#include "ntp/ntp_policy.h"
 
 #define S 1000000000LL
 

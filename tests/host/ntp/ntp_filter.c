@@ -7,7 +7,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "ntp_filter.h"
+#include "ntp/ntp_filter.h"
 
 /* A sample of true offset theta with one-way delays f (out) and b (back). */
 static struct ntp_sample sample(int64_t theta, int64_t f, int64_t b, int64_t base)
