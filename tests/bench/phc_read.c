@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "lib/clock_offset.h"
-#include "phc.h"
+#include "ptp/phc.h"
 
 static int cmp(const void *a, const void *b)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptp_msg.h"
+#include "ptp/ptp_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

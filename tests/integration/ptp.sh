@@ -201,7 +201,7 @@ within "$TMP/t4t" "$GM1" && awk '$1 == "ok" { b[FILENAME] = $4 - $5 / 2 } END {
 	d = b[ARGV[1]] - b[ARGV[2]]
 	printf "# bound less path delay %d ns, with timescale=arb %d ns\n", b[ARGV[1]], b[ARGV[2]]
 	exit !(d >= 200 && d <= 300) }' "$TMP/t4t" "$TMP/t4a" || r=1
-# The bound holds while the path delay is steady (tools/ptp4l_source.c): on
+# The bound holds while the path delay is steady (tools/ptp/ptp4l_source.c): on
 # a failure, the slave's offsets at its next Syncs, to tell one Sync delayed
 # past twice the mean path delay (a loaded host) from a wrong reading.
 [ $r = 0 ] || slave_offsets | sed 's/.*/# then: master_offset & ns/'

@@ -6,7 +6,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "ptp_quality.h"
+#include "ptp/ptp_quality.h"
 
 #define TRACEABLE	(PTP_FLAG_PTP_TIMESCALE | PTP_FLAG_TIME_TRACEABLE)
 

@@ -10,7 +10,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "pmc_client.h"
+#include "ptp/pmc_client.h"
 
 #define THREADS		8
 #define OPENS		2000	/* each; client ports are 16-bit */

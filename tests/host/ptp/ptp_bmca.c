@@ -6,7 +6,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "ptp_bmca.h"
+#include "ptp/ptp_bmca.h"
 
 #define S 1000000000LL
 static const uint8_t own[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };

@@ -14,7 +14,7 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 #include "lib/clock_offset.h"
-#include "ptp_net.h"
+#include "ptp/ptp_net.h"
 
 /*
  * CLOCK_REALTIME as this process reads it: the kernel's plus realtime_step,

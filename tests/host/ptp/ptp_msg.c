@@ -7,7 +7,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "ptp_msg.h"
+#include "ptp/ptp_msg.h"
 
 static const struct ptp_port_id master = {
 	.clock_id = { 0x00, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55 }, .port = 1,
