@@ -5,7 +5,7 @@
 
 #include "lib/cli.h"
 #include "lib/device.h"
-#include "measure.h"
+#include "sync/measure.h"
 
 static int run(int argc, char **argv, struct cli_global *g)
 {

@@ -9,8 +9,8 @@
 #include "lib/cli.h"
 #include "lib/device.h"
 #include "lib/units.h"
-#include "apply.h"
-#include "measure.h"
+#include "sync/apply.h"
+#include "sync/measure.h"
 
 enum { OPT_THRESHOLD = 0x100, OPT_BACKWARD, OPT_DRY_RUN };
 

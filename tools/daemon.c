@@ -11,10 +11,10 @@
 #include "lib/device.h"
 #include "lib/units.h"
 #include "ntp/ntp_policy.h"
+#include "sync/select.h"
+#include "sync/sync_policy.h"
 #include "daemon.h"
 #include "daemon_log.h"
-#include "select.h"
-#include "sync_policy.h"
 
 /* A cycle's results are awaited this long beyond the sources' own timeouts. */
 #define CYCLE_SLACK_NS	1000000000LL

@@ -13,11 +13,11 @@
 #include <stdint.h>
 
 #include "lib/clock.h"
+#include "sync/poll_sched.h"
+#include "sync/servo.h"
+#include "sync/source_runner.h"
 #include "daemon_config.h"
 #include "daemon_report.h"
-#include "poll_sched.h"
-#include "servo.h"
-#include "source_runner.h"
 
 struct daemon {
 	struct daemon_config cfg;

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sync/source.h"
 #include "uapi/linux/lclk.h"
 #include "daemon_report.h"
-#include "source.h"
 
 static const struct {
 	const char *name;

@@ -16,7 +16,7 @@
 
 #include "lib/cli.h"
 #include "lib/clock_offset.h"
-#include "source.h"
+#include "sync/source.h"
 
 int main(int argc, char **argv)
 {

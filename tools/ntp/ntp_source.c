@@ -10,12 +10,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock_quality.h"
+#include "sync/clock_quality.h"
+#include "sync/source.h"
 #include "ntp_client.h"
 #include "ntp_filter.h"
 #include "ntp_policy.h"
 #include "ntp_sample.h"
-#include "source.h"
 
 /* Give up on a server whose first requests all go unanswered, silently. */
 #define NTP_GIVE_UP_AFTER	3

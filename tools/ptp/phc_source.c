@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sync/source.h"
 #include "phc.h"
 #include "ptp_opts.h"
-#include "source.h"
 
 struct phc_source {
 	struct phc phc;

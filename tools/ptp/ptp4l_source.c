@@ -29,11 +29,11 @@
 #include <string.h>
 
 #include "lib/clock_offset.h"
+#include "sync/source.h"
 #include "phc.h"
 #include "pmc_client.h"
 #include "ptp_opts.h"
 #include "ptp_quality.h"
-#include "source.h"
 
 #define PMC_TIMEOUT_NS		1000000000LL
 /* UNCALIBRATED: measuring, not locked (a free_running ptp4l stays there). */

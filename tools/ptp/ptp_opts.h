@@ -29,8 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sync/source.h"
 #include "ptp_bmca.h"
-#include "source.h"
 
 #define PTP_OPTS_MAX_ADDR	256
 

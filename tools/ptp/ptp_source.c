@@ -44,11 +44,11 @@
 #include <string.h>
 
 #include "lib/clock_offset.h"
-#include "clock_quality.h"
+#include "sync/clock_quality.h"
+#include "sync/source.h"
 #include "ptp_opts.h"
 #include "ptp_quality.h"
 #include "ptp_slave.h"
-#include "source.h"
 
 #define PTP_DEFAULT_SAMPLES	8
 #define PTP_MAX_SAMPLES		64

@@ -21,7 +21,7 @@
 
 #include "kselftest_harness.h"
 #include "ntp/ntp_packet.h"
-#include "source.h"
+#include "sync/source.h"
 
 /*
  * What the server answers to its Nth request (the last one repeats).

@@ -4,7 +4,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "poll_sched.h"
+#include "sync/poll_sched.h"
 
 #define S 1000000000LL
 

@@ -12,7 +12,7 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 #include "daemon_report.h"
-#include "source.h"
+#include "sync/source.h"
 
 static const struct measurement sample = {
 	.offset_ns = 1234, .delay_ns = 50000, .bound_ns = 30000,

@@ -4,7 +4,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "sync_policy.h"
+#include "sync/sync_policy.h"
 #include "uapi/linux/lclk.h"
 
 static void config(struct daemon_config *c)

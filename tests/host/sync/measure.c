@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "measure.h"
+#include "sync/measure.h"
 
 /*
  * query and sync keep their options on the stack: every field must be set

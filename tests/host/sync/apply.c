@@ -13,7 +13,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "apply.h"
+#include "sync/apply.h"
 #include "lclk_model.h"
 
 #define MS 1000000LL

@@ -8,7 +8,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "select.h"
+#include "sync/select.h"
 
 static struct measurement meas(int64_t offset, int64_t bound, int64_t base)
 {

@@ -13,7 +13,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "servo.h"
+#include "sync/servo.h"
 
 #define NS_PER_S	1000000000LL
 #define MAX_RATE	500000000LL	/* 500 ppm */
