@@ -16,12 +16,12 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "daemon/daemon.h"
+#include "daemon/daemon_clients.h"
+#include "daemon/daemon_ctl.h"
+#include "daemon/daemon_log.h"
+#include "daemon/metrics_http.h"
 #include "lib/cli.h"
-#include "daemon.h"
-#include "daemon_clients.h"
-#include "daemon_ctl.h"
-#include "daemon_log.h"
-#include "metrics_http.h"
 
 #define DEFAULT_CONFIG	"/etc/lclk/lclk.conf"
 

@@ -19,12 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/daemon_ctl.h"
 #include "lib/cli.h"
 #include "lib/clock.h"
 #include "lib/clock_offset.h"
 #include "lib/net_tstamp.h"
 #include "ntp/ntp_server.h"
-#include "daemon_ctl.h"
 
 #define OPT_RATE	0x100
 #define OPT_BURST	0x101

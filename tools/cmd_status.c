@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/daemon_ctl.h"
+#include "daemon/daemon_report.h"
 #include "lib/cli.h"
 #include "lib/device.h"
 #include "lib/json.h"
 #include "lib/units.h"
-#include "daemon_ctl.h"
-#include "daemon_report.h"
 #include "lclk.h"
 
 struct status {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics_http.h"
+#include "daemon/metrics_http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

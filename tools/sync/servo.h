@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "daemon_config.h"
+#include "daemon/daemon_config.h"
 
 struct servo;
 

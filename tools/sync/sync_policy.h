@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "daemon_config.h"
+#include "daemon/daemon_config.h"
 #include "select.h"
 #include "source.h"
 

@@ -11,7 +11,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "daemon_report.h"
+#include "daemon/daemon_report.h"
 #include "sync/source.h"
 
 static const struct measurement sample = {

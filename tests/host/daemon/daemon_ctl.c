@@ -19,7 +19,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "daemon_ctl.h"
+#include "daemon/daemon_ctl.h"
 
 /*
  * The attacker of the symlink test: right after the socket is bound, its

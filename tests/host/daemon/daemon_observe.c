@@ -19,9 +19,9 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "daemon_clients.h"
-#include "daemon_ctl.h"
-#include "metrics_http.h"
+#include "daemon/daemon_clients.h"
+#include "daemon/daemon_ctl.h"
+#include "daemon/metrics_http.h"
 #include "lclk_model.h"
 
 static const struct daemon_report *the_report;

@@ -8,7 +8,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "daemon_config.h"
+#include "daemon/daemon_config.h"
 
 static int parse(const char *text, struct daemon_config *c, char *err, size_t len)
 {
