@@ -194,8 +194,11 @@ fuzzers: $(FUZZERS)
 KMOD_SRCS := $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h tests/guest/clash/*.c))
 CHECKPATCH_FLAGS := --strict --no-tree --terse --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 # Sparse runs in "make matrix", on every kernel. The compat header is where
-# version checks belong, so checkpatch's advice against them does not apply there.
+# version checks belong, so checkpatch's advice against them does not apply
+# there. scripts/check-includes keeps tools/'s subsystems talking through
+# the headers each declares its interface.
 lint: $(CHECKPATCH) matrix
+	$(Q)scripts/check-includes
 	$(Q)$(CHECKPATCH) $(CHECKPATCH_FLAGS) \
 		-f $(filter-out kmod/lclk_compat.h,$(KMOD_SRCS)) include/uapi/linux/lclk.h include/lclk_model.h
 	$(Q)$(CHECKPATCH) $(CHECKPATCH_FLAGS) --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \

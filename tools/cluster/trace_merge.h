@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/cluster/: other subsystems include this header.
+ *
  * lclkctl trace merge: the Perfetto traces of many hosts (lclkctl trace
  * --trace-out, the Python recorder) onto one timeline, with a process
  * track per host, each event's [earliest, latest] window from the bound

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/daemon/: other subsystems include this header.
+ *
  * The daemon's synchronisation loop, apart from its I/O: polls the sources
  * (one thread each, source_runner.h), selects and picks one (select.h,
  * sync_policy.h), feeds its offset to the servo and writes rate and bound

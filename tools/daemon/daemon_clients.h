@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/daemon/: other subsystems include this header.
+ *
  * The clients of the daemon's control socket and metrics endpoint, served
  * from its event loop without ever blocking it: every connection is
  * non-blocking, read as its bytes come until the request is whole,

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/daemon/: other subsystems include this header.
+ *
  * lclk.conf, the daemon's configuration: chrony-like directives, one per
  * line, '#' starts a comment. Documented in lclkctl(8) and
  * packaging/lclk.conf; every value has a default so an empty file with one

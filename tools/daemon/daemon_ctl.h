@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/daemon/: other subsystems include this header.
+ *
  * The daemon's control socket: a UNIX stream socket where a client writes
  * one request line and reads the answer until the daemon closes:
  *

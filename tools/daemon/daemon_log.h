@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/daemon/: other subsystems include this header.
+ *
  * The daemon's log: levels like syslog's, to stderr (with a monotonic
  * timestamp, for a terminal or journald) or to syslog.
  */

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/daemon/: other subsystems include this header.
+ *
  * What the daemon knows, in one plain structure: filled by the daemon's
  * loop, rendered as JSON on the control socket (daemon_ctl.c), as text by
  * "lclkctl status", and as Prometheus metrics (metrics_http.c).

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/daemon/: other subsystems include this header.
+ *
  * Prometheus metrics of the daemon over a minimal HTTP/1.0 server: one
  * request per connection, "GET /metrics" answered with the text exposition
  * format (version 0.0.4), anything else with 404/405/400. Listens on

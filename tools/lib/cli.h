@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* lclkctl's command table, exit codes and options every command shares. */
+/*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
+ * lclkctl's command table, exit codes and options every command shares.
+ */
 #ifndef LCLK_CLI_H
 #define LCLK_CLI_H
 

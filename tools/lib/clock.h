@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
  * The clock lclkctl measures and steers: the logical clock of an lclk
  * instance when the module is loaded, otherwise (for measuring only) the
  * system clock, CLOCK_REALTIME, so "lclkctl query" is a skew report on any

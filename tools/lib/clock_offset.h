@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
  * Offsets between a clock and CLOCK_MONOTONIC, the base of every lclk
  * timestamp. Kernel timestamps that come in another clock (SO_TIMESTAMPING
  * software stamps are CLOCK_REALTIME, PHC reads are device time) are moved

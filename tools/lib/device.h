@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
  * ioctl access to an lclk instance for the commands that read or change the
  * model, with one place that turns an errno into a message and an exit code
  * (cli.h), so every command explains "no module" or "no permission" alike.

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
  * A small streaming JSON writer: nesting and commas are tracked, strings are
  * escaped, so commands never hand-assemble JSON.
  *

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
  * The kernel's timestamp a received message carries (SO_TIMESTAMPING), or
  * one read from the error queue: NTP client and server, PTP sockets.
  */

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
  * Prometheus text exposition for node_exporter's textfile collector. The
  * file is written under a temporary name in the same directory and renamed
  * over the target, so the collector never reads half a file.

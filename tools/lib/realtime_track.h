@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
  * Software timestamps (SO_TIMESTAMPING) are CLOCK_REALTIME; lclk works on
  * CLOCK_MONOTONIC. REALTIME - MONOTONIC changes only when REALTIME is
  * stepped (clock_settime, ADJ_SETOFFSET, a leap second): frequency and slew

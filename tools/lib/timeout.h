@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* poll()'s int millisecond timeout from a nanosecond wait. */
+/*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
+ * poll()'s int millisecond timeout from a nanosecond wait.
+ */
 #ifndef LCLK_TIMEOUT_H
 #define LCLK_TIMEOUT_H
 

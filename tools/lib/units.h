@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Human-readable durations and rates for lclkctl's text output. */
+/*
+ * Interface of tools/lib/: other subsystems include this header.
+ *
+ * Human-readable durations and rates for lclkctl's text output.
+ */
 #ifndef LCLK_UNITS_H
 #define LCLK_UNITS_H
 

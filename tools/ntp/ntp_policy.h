@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/ntp/: other subsystems include this header.
+ *
  * How hard an NTP server is asked, chrony's defaults (documented in
  * lclkctl(8)): a server on a private network is ours to ask as fast as
  * syncing needs; a public one gets a burst's requests 2 s apart (ntpd's

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/ntp/: other subsystems include this header.
+ *
  * The server side of NTP (RFC 5905 mode 4) for "lclkctl serve", without
  * I/O: which requests deserve an answer, the answer itself, and a per-client
  * rate limit. The packet codec is ntp_packet.h's.

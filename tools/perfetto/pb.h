@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/perfetto/: other subsystems include this header.
+ *
  * The little of protobuf's wire format Perfetto traces need: varints,
  * fixed64 and length-delimited fields, encoded into a bounded buffer and
  * decoded from a byte range. Shared by the trace writer (perfetto.c), the

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/perfetto/: other subsystems include this header.
+ *
  * A Perfetto trace writer (protobuf TrackEvent): slices on one track per
  * thread, under a track per process, under a track per host.
  *

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/perfetto/: other subsystems include this header.
+ *
  * The field numbers of Perfetto's trace protos (protos/perfetto/trace/)
  * that lclk's trace writer and "lclkctl trace merge" use.
  */

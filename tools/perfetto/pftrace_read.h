@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/perfetto/: other subsystems include this header.
+ *
  * Reading a Perfetto trace one packet at a time, through a buffer that
  * holds one read's worth and the packet being decoded, whatever the size
  * of the file: lclkctl trace merge streams its inputs.

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/perfetto/: other subsystems include this header.
+ *
  * The merged trace's writer: tracks declared by the caller (a process track
  * per host, the hosts' own tracks under it), slices that keep their
  * original annotations as encoded and gain some, and flow arrows.

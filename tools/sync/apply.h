@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
  * Turning a measurement into a change of the model (sync and the daemon).
  *
  * A measurement says reference - logical = offset +- bound at base time tb.

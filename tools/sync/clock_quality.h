@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What the error bound of a measurement must assume about the target clock. */
+/*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
+ * What the error bound of a measurement must assume about the target clock.
+ */
 #ifndef LCLK_CLOCK_QUALITY_H
 #define LCLK_CLOCK_QUALITY_H
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
  * Measure a set of sources given as URLs, in parallel (one thread each, so
  * the time to answer is one burst however many sources), select and
  * combine, and report: shared by query and sync.

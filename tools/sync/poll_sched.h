@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
  * When the daemon polls its sources: at the fast interval for the first
  * updates and again after any disturbance (a step, a large offset, a new
  * selected source, a return from holdover), then doubling up to the slow

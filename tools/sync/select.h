@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
  * Source selection and combination over measurements of any protocol
  * (query, sync and the daemon share it).
  *

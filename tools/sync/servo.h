@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
  * Clock servos behind one interface, as linuxptp's servo.h: each turns a
  * series of offsets into the rate of the logical clock. Rates are in parts
  * per trillion of CLOCK_MONOTONIC, offsets are reference - clock in ns.

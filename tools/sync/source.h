@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
  * Time sources behind one interface, chosen by URL scheme:
  *   ntp://HOST[:PORT]      NTP server (ntp.c)
  *   ptp://IFACE            IEEE 1588 slave-only ordinary clock

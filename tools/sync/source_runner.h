@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
  * One thread per configured source, so that a slow or dead source (a burst
  * of timeouts, a PTP port waiting for a master) never delays the others or
  * the daemon's loop. The loop asks for a measurement with runner_poll();

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/sync/: other subsystems include this header.
+ *
  * The daemon's decisions, as pure functions so they are unit-tested: which
  * surviving source steers the clock, whether an offset is stepped or
  * slewed, and the error bound to publish.

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
+ * Interface of tools/trace/: other subsystems include this header.
+ *
  * Loading, attaching and reading bpf/trace.bpf.c for lclkctl trace.
  * Needs Linux 5.8+ with BTF (the ring buffer) and CAP_BPF + CAP_PERFMON or
  * CAP_SYS_ADMIN. Attaches with fentry/fexit to the traced syscalls where

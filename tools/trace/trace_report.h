@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* lclkctl trace's reports of histogram snapshots: terminal, JSON, Prometheus. */
+/*
+ * Interface of tools/trace/: other subsystems include this header.
+ *
+ * lclkctl trace's reports of histogram snapshots: terminal, JSON, Prometheus.
+ */
 #ifndef LCLK_TRACE_REPORT_H
 #define LCLK_TRACE_REPORT_H
 

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The system calls lclkctl trace times, and the names it prints for them. */
+/*
+ * Interface of tools/trace/: other subsystems include this header.
+ *
+ * The system calls lclkctl trace times, and the names it prints for them.
+ */
 #ifndef LCLK_TRACE_SYS_H
 #define LCLK_TRACE_SYS_H
 
