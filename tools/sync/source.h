@@ -3,10 +3,10 @@
  * Interface of tools/sync/: other subsystems include this header.
  *
  * Time sources behind one interface, chosen by URL scheme:
- *   ntp://HOST[:PORT]      NTP server (ntp.c)
- *   ptp://IFACE            IEEE 1588 slave-only ordinary clock
- *   phc:/dev/ptpN|IFACE    PTP hardware clock
- *   ptp4l:PATH             a running ptp4l's management socket
+ *   ntp://HOST[:PORT]      NTP server (ntp/ntp_source.c)
+ *   ptp://IFACE            IEEE 1588 slave-only ordinary clock (ptp/ptp_source.c)
+ *   phc:/dev/ptpN|IFACE    PTP hardware clock (ptp/phc_source.c)
+ *   ptp4l:PATH             a running ptp4l's management socket (ptp/ptp4l_source.c)
  * Every backend measures the reference against the target clock and
  * reports an offset with an error bound; query, sync and the daemon work on
  * measurements and never know which protocol produced them.
