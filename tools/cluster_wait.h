@@ -28,6 +28,12 @@
  * edge, kept the waiter waiting in transit (the network, the waiter's own
  * CPU), not by leaving late: counted on the waiter. Neither is a round,
  * nor passes blame.
+ *
+ * A wait charged through a chain to its root is as certain as its least
+ * certain hop: certain only when every hop's ordering is (each message
+ * left after the wait it ended began, beyond both clocks' bounds), else
+ * ambiguous. The root is not proven to have held up the last waiter when
+ * it is not proven to have held up the first.
  */
 #ifndef LCLK_CLUSTER_WAIT_H
 #define LCLK_CLUSTER_WAIT_H

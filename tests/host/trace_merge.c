@@ -638,10 +638,18 @@ TEST(orderings_inside_honest_loose_bounds_are_ambiguous)
 	ring_allreduce(_metadata, &g, -3 * MS, 5 * MS);
 	w3 = cluster_wait_rank(g.res.wait, rank_of(_metadata, &g, 3));
 	EXPECT_EQ(w3->last, cluster_wait_rounds(g.res.wait));
-	/* rank 0's wait: rank 3 sent 2 ms after it began, by the clocks: within 5 ms */
-	EXPECT_EQ(w3->ambiguous, ROUNDS);
-	/* rank 1's, on rank 0's forward: 5 ms, both bounds 10 us */
-	EXPECT_EQ(w3->certain, ROUNDS);
+	/*
+	 * rank 0's wait began at t + 3 us (its clock, bound 10 us); rank 3's
+	 * chunk left at t + 5.03 ms true, stamped t + 2.03 ms with a bound of
+	 * 5 ms: 2.027 ms after, against 5.01 ms of bounds, not proven.
+	 * Rank 1's wait, on rank 0's forward of that chunk, began at t + 58 us
+	 * and the forward left at t + 5.085 ms, both clocks within 10 us: that
+	 * hop is proven, but the chain to rank 3 goes through the first, so
+	 * rank 3 holding up rank 1 is no more proven than its holding up rank
+	 * 0. Every round rooted at rank 3 is ambiguous, none certain.
+	 */
+	EXPECT_EQ(w3->ambiguous, 2 * ROUNDS);
+	EXPECT_EQ(w3->certain, 0);
 	for (i = 0; i < RANKS * RANKS; i++)
 		EXPECT_EQ(cluster_pair(g.res.match, i / RANKS, i % RANKS)->violations, 0);
 	ring_cleanup(&g);
@@ -824,7 +832,67 @@ TEST(a_wait_in_transit_passes_on_the_blame_of_its_chain)
 	EXPECT_EQ(cluster_wait_rank(w, 1)->transit, 1);
 	EXPECT_EQ(cluster_wait_rounds(w), 2);
 	EXPECT_EQ(cluster_wait_rank(w, 3)->last, 2);
+	/* each hop's message left ms after its wait began, bounds 20 us */
+	EXPECT_EQ(cluster_wait_rank(w, 3)->certain, 2);
 	cluster_wait_free(w);
+}
+
+/*
+ * A chain of HOPS waits: rank k waits from T0 (bound 10 us) for rank k + 1,
+ * which forwards 100 us after its own wait ends; rank HOPS, the root,
+ * sends at T0 + 10 ms. Every sender claims 10 us, but the sender of hop
+ * INSIDE (the wait of rank INSIDE) claims 20 ms: that hop's message left
+ * 10 ms + 200 us * (HOPS - 1 - INSIDE) after the wait began, inside its
+ * 20.01 ms of bounds, where the others' 10 ms and more exceed 20 us. The
+ * wait of rank k is rooted at rank HOPS through hops k .. HOPS - 1, and
+ * the order is proven only if each of them is: the waits of ranks 0 ..
+ * INSIDE are ambiguous, the others certain. Counts the root's rounds.
+ */
+static void chain_verdicts(int hops, int inside, uint64_t *last, uint64_t *certain,
+			   uint64_t *ambiguous)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
+	int j;
+
+	*last = *certain = *ambiguous = UINT64_MAX;
+	if (!w)
+		return;
+	for (j = hops; j >= 1; j--) {
+		int64_t sent = T0 + 10 * MS + (hops - j) * 200 * US;
+		struct msg_end s = { .host = j, .rank = j, .t_ns = sent,
+				     .bound_ns = j - 1 == inside ? 20 * MS : 10 * US };
+		struct msg_end r = { .host = j - 1, .rank = j - 1, .t_ns = sent + 100 * US,
+				     .bound_ns = 10 * US };
+
+		cluster_wait_block(w, j - 1, T0, sent + 100 * US, 10 * US, false);
+		cluster_wait_message(w, &s, &r, CLUSTER_AHEAD_UNKNOWN);
+	}
+	cluster_wait_settle(w, INT64_MAX);
+	*last = cluster_wait_rank(w, hops)->last;
+	*certain = cluster_wait_rank(w, hops)->certain;
+	*ambiguous = cluster_wait_rank(w, hops)->ambiguous;
+	cluster_wait_free(w);
+}
+
+TEST(a_chain_is_certain_only_when_every_hop_is)
+{
+	uint64_t last, certain, ambiguous;
+	int hops, inside;
+
+	for (hops = 2; hops <= 3; hops++) {
+		chain_verdicts(hops, -1, &last, &certain, &ambiguous);
+		EXPECT_EQ(last, hops);
+		EXPECT_EQ(certain, hops) TH_LOG("%d hops, all beyond the bounds", hops);
+		EXPECT_EQ(ambiguous, 0);
+		for (inside = 0; inside < hops; inside++) {
+			chain_verdicts(hops, inside, &last, &certain, &ambiguous);
+			EXPECT_EQ(last, hops);
+			EXPECT_EQ(ambiguous, inside + 1)
+				TH_LOG("%d hops, hop %d inside the bounds", hops, inside);
+			EXPECT_EQ(certain, hops - 1 - inside)
+				TH_LOG("%d hops, hop %d inside the bounds", hops, inside);
+		}
+	}
 }
 
 /*
