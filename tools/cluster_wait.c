@@ -391,8 +391,8 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 			}
 			ws->settled[ws->nsettled++ % SETTLED] =
 				(struct settled){ a->end - a->wait_ns, a->end, root, proven };
-			if (a->verdict == INCONSISTENT)
-				rs->st.inconsistent++;
+			if (a->verdict == INCONSISTENT)	/* its message, not its root's */
+				w->ranks[a->culprit].st.inconsistent++;
 			else
 				ws->st.transit++;
 			continue;

@@ -52,8 +52,9 @@ struct rank_wait {
 	int64_t waited_on_ns;		/* others' blocked time rooted here */
 	uint64_t last;			/* attributed blocks rooted here: rounds it came last */
 	uint64_t certain, ambiguous;	/* of those */
-	uint64_t inconsistent;		/* blocks rooted here by a message sent
-					 * before they began: not in last */
+	uint64_t inconsistent;		/* others' blocks ended by a message of
+					 * its sent before they began, beyond
+					 * the bounds: not in last */
 	uint64_t transit;		/* its blocks on messages sent early in them */
 	/* The stall report: the last message each way, and its bound. */
 	int64_t last_send_ns, last_send_bound_ns;

@@ -717,6 +717,37 @@ TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
 }
 
 /*
+ * Rank 0 waits on rank 2 (10 ms, certain) and forwards at once; rank 1
+ * waits [60 ms, 70 ms] for that forward, sent 49.9 ms before its wait
+ * began, beyond the 20 us of bounds: inconsistent. That is rank 0's
+ * message against rank 1's clock, counted on the sender, rank 0; rank 2,
+ * the root of rank 0's wait, neither sent it nor is charged with it.
+ */
+TEST(an_inconsistent_wait_is_counted_on_its_sender_not_the_senders_root)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
+	struct msg_end send2 = { .host = 2, .rank = 2, .t_ns = T0 + 9 * MS + 900 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 10 * MS, .bound_ns = 10 * US };
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 10 * MS + 100 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 70 * MS, .bound_ns = 10 * US };
+
+	ASSERT_NE(w, NULL);
+	ASSERT_EQ(cluster_wait_block(w, 0, T0, T0 + 10 * MS, 10 * US, false), 0);
+	cluster_wait_message(w, &send2, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 60 * MS, T0 + 70 * MS, 10 * US, false), 0);
+	cluster_wait_message(w, &send0, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rounds(w), 1);
+	EXPECT_EQ(cluster_wait_rank(w, 2)->last, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 2)->certain, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->inconsistent, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 2)->inconsistent, 0);
+	cluster_wait_free(w);
+}
+
+/*
  * Rank 1 waits on rank 0, which was itself waiting on rank 2 and forwards
  * FORWARD after it is released: slow to forward (10 ms, beyond the 1 ms
  * link) after waiting 30 ms, rank 0 still passes the blame on to rank 2;
