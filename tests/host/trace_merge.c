@@ -178,6 +178,36 @@ TEST(a_clock_3ms_off_claiming_10us_is_caught)
 	cleanup(&f);
 }
 
+/*
+ * The same lying pair, and one more message from node1 sent while its
+ * clock was unsynced (bound unknown): that message proves nothing about
+ * the bounds, and the 20 with known bounds each still arrive ~2.93 ms
+ * before they left against 20 us of bounds.
+ */
+TEST(one_message_of_unknown_bound_does_not_hide_a_lying_clock)
+{
+	struct fixture f;
+	struct cluster_clock_check ck;
+
+	setup_hosts(_metadata, &f, 3 * MS, 10 * US);
+	ping_pong(_metadata, &f, 20, 50 * US, 70 * US);
+	f.b.bound_ns = CLUSTER_BOUND_UNKNOWN;
+	transfer(_metadata, &f.b, &f.a, T0 + 30 * MS, 70 * US, 1000);
+	f.b.bound_ns = 10 * US;
+	merge(_metadata, &f);
+	ASSERT_TRUE(cluster_check_pair(f.res.match, 0, 1, &ck));
+	EXPECT_TRUE(ck.lying);
+	EXPECT_EQ(ck.claim_ns, 20 * US);	/* of the messages whose bounds are known */
+	EXPECT_EQ(ck.violations, 20);
+	EXPECT_EQ(ck.unknown, 1);
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->matched, 21);
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->violations, 20);
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->unknown, 1);
+	/* an order the bounds cannot tell is ambiguous */
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->ambiguous, 1);
+	cleanup(&f);
+}
+
 TEST(a_clock_3ms_off_with_an_honest_5ms_bound_is_ambiguous_not_wrong)
 {
 	struct fixture f;
