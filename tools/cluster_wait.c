@@ -224,14 +224,6 @@ int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
 	return 0;
 }
 
-static int64_t sum_bounds(int64_t a, int64_t b)
-{
-	if (a == CLUSTER_BOUND_UNKNOWN || b == CLUSTER_BOUND_UNKNOWN ||
-	    a > INT64_MAX / 2 || b > INT64_MAX / 2)
-		return CLUSTER_BOUND_UNKNOWN;
-	return a + b;
-}
-
 /* Kept in order of the wait's end: matches come nearly in that order. */
 static int add_attribution(struct cluster_wait *w, const struct attribution *a)
 {
@@ -257,7 +249,9 @@ static void attribute(struct cluster_wait *w, uint32_t waiter, const struct bloc
 		      const struct msg_end *send)
 {
 	struct rank_state *r = &w->ranks[waiter];
-	int64_t gap = send->t_ns - b->begin, eps = sum_bounds(send->bound_ns, b->bound_begin);
+	/* In 128 bits: times and bounds of any int64 value, no sum wraps. */
+	__int128 gap = (__int128)send->t_ns - b->begin;
+	int64_t eps = cluster_bound_sum(send->bound_ns, b->bound_begin);
 	struct attribution a = {
 		.end = b->end,
 		.wait_ns = b->end - b->begin,
@@ -270,7 +264,7 @@ static void attribute(struct cluster_wait *w, uint32_t waiter, const struct bloc
 		a.verdict = AMBIGUOUS;
 	else if (gap < -eps)
 		a.verdict = INCONSISTENT;
-	else if (2 * (gap + eps) < a.wait_ns)
+	else if (2 * (gap + eps) < (__int128)b->end - b->begin)
 		/* sent in the first half of the wait, even at the bounds' edge */
 		a.verdict = TRANSIT;
 	else

@@ -422,6 +422,39 @@ TEST(events_written_out_of_order_come_out_in_order)
 	cleanup(&f);
 }
 
+/*
+ * node0 publishes a bound of 2^63 - 2 ns (not the unknown marker, but no
+ * bound either): its events' windows would run past the int64 range, and
+ * a wrapped latest_ns would put the window before the event. None is
+ * written for them; node1's (10 us) are.
+ */
+TEST(a_window_beyond_the_int64_range_is_not_written)
+{
+	static struct out_event ev[8];
+	struct fixture f;
+	uint64_t tracks;
+	size_t n, i;
+
+	setup_hosts(_metadata, &f, 0, 10 * US);
+	f.a.bound_ns = INT64_MAX - 1;
+	transfer(_metadata, &f.a, &f.b, T0, 50 * US, 100);
+	merge(_metadata, &f);
+	n = read_events(_metadata, f.out, ev, 8, &tracks);
+	ASSERT_EQ(n, 2);
+	for (i = 0; i < n; i++) {
+		bool node0 = !strcmp(ev[i].name, MSG_SEND);
+
+		EXPECT_EQ(ev[i].has_window, !node0) TH_LOG("%s", ev[i].name);
+		if (ev[i].has_window) {
+			EXPECT_LE(ev[i].earliest, (int64_t)ev[i].ts);
+			EXPECT_GE(ev[i].latest, (int64_t)ev[i].ts);
+		}
+	}
+	/* nor is the order of the message known */
+	EXPECT_EQ(cluster_pair(f.res.match, 0, 1)->unknown, 1);
+	cleanup(&f);
+}
+
 static void annotation(struct pb *ev, const char *name, int64_t val)
 {
 	struct pb da = { .len = 0 };
@@ -896,6 +929,51 @@ TEST(a_wait_in_transit_passes_on_the_blame_of_its_chain)
 	/* each hop's message left ms after its wait began, bounds 20 us */
 	EXPECT_EQ(cluster_wait_rank(w, 3)->certain, 2);
 	cluster_wait_free(w);
+}
+
+/*
+ * Rank 1 waits 10 ms from T0 (bound 10 us) for rank 0's message, sent at
+ * T0 + 9 ms with a bound of BOUND: not a number the order can be judged
+ * against when it is negative, or so large that the sums wrap. Returns
+ * the verdict as "certain", "ambiguous", "transit" or "inconsistent".
+ */
+static const char *verdict_with_sender_bound(int64_t bound)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 9 * MS, .bound_ns = bound };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 10 * MS, .bound_ns = 10 * US };
+	const struct rank_wait *r0, *r1;
+	const char *v = "none";
+
+	if (!w)
+		return "ENOMEM";
+	cluster_wait_block(w, 1, T0, T0 + 10 * MS, 10 * US, false);
+	cluster_wait_message(w, &send0, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, INT64_MAX);
+	r0 = cluster_wait_rank(w, 0);
+	r1 = cluster_wait_rank(w, 1);
+	if (r0->certain)
+		v = "certain";
+	else if (r0->ambiguous)
+		v = "ambiguous";
+	else if (r1->transit)
+		v = "transit";
+	else if (r0->inconsistent)
+		v = "inconsistent";
+	cluster_wait_free(w);
+	return v;
+}
+
+TEST(a_bound_that_is_no_bound_makes_the_order_ambiguous)
+{
+	/* 9 ms after the wait began, 20 us of bounds: proven */
+	EXPECT_STREQ(verdict_with_sender_bound(10 * US), "certain");
+	EXPECT_STREQ(verdict_with_sender_bound(20 * MS), "ambiguous");
+	EXPECT_STREQ(verdict_with_sender_bound(CLUSTER_BOUND_UNKNOWN), "ambiguous");
+	/* 2^62: the sum fits, twice it does not */
+	EXPECT_STREQ(verdict_with_sender_bound(INT64_MAX / 2), "ambiguous");
+	EXPECT_STREQ(verdict_with_sender_bound(INT64_MAX - 1), "ambiguous");
+	EXPECT_STREQ(verdict_with_sender_bound(-20 * MS), "ambiguous");
 }
 
 /*
