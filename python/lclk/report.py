@@ -11,8 +11,9 @@ Reads the traces (each rank's, or one merged file), and prints:
   collective slices inside the step, over the step's length);
 - per collective (process group, sequence number) the rank that arrived
   last: it issued the collective latest. That is certain only when its
-  start is later than the runner-up's by more than the sum of their
-  bounds (each start lies within its bound of the reference time);
+  start is later than every other rank's by more than the sum of their
+  bounds (each start lies within its bound of the reference time: the
+  runner-up by the stamps is not always the closest call);
   otherwise the order is ambiguous and counted as such. A slice that
   records no bound (or lclk's "unknown") has an unknown one: any order
   involving it is ambiguous;
@@ -95,11 +96,13 @@ def last_arrival(ivs: Sequence[Interval]) -> Dict[str, Any]:
     out: Dict[str, Any] = {"last": last.rank, "certain": len(by_start) == 1, "gap_ns": None}
     if len(by_start) > 1:
         second = by_start[-2]
-        gap = last.start - second.start
-        out["gap_ns"] = gap
+        out["gap_ns"] = last.start - second.start
         out["runner_up"] = second.rank
-        out["certain"] = (last.bound_begin is not None and second.bound_begin is not None
-                          and gap > last.bound_begin + second.bound_begin)
+        # After each of the others beyond both bounds: one with a wide bound
+        # may have started after it though stamped before the runner-up.
+        out["certain"] = last.bound_begin is not None and all(
+            iv.bound_begin is not None and last.start - iv.start > last.bound_begin + iv.bound_begin
+            for iv in by_start[:-1])
     return out
 
 

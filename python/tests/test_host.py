@@ -183,6 +183,15 @@ class Report(unittest.TestCase):
         a = report.analyse([coll(0, 1, 1000, 2000, lclk.BOUND_UNKNOWN), coll(1, 1, 2300, 2400, 100)])
         self.assertEqual(a["collectives"]["causality_violations"], 0)
 
+    def test_last_arrival_certain_only_beyond_every_ranks_bounds(self):
+        # rank 2 starts last, 100 ns after the runner-up (rank 1, both
+        # +-10: proven), but only 150 ns after rank 0, whose bound is 1000:
+        # rank 0 may have started after rank 2. Not proven last.
+        a = report.analyse([coll(0, 1, 1150, 5000, 1000), coll(1, 1, 1200, 5000, 10),
+                            coll(2, 1, 1300, 5000, 10)])
+        self.assertEqual([(r["last"], r["certain"]) for r in a["per_collective"]], [(2, False)])
+        self.assertEqual(a["collectives"]["ambiguous"], 1)
+
     def test_mismatched_ops_are_counted_not_compared(self):
         a = report.analyse([coll(0, 1, 0, 10, 1, "allreduce"), coll(1, 1, 0, 10, 1, "barrier")])
         self.assertEqual((a["collectives"]["mismatched"], a["collectives"]["count"]), (1, 0))
