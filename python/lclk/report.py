@@ -11,13 +11,17 @@ Reads the traces (each rank's, or one merged file), and prints:
   collective slices inside the step, over the step's length);
 - per collective (process group, sequence number) the rank that arrived
   last: it issued the collective latest. That is certain only when its
-  start is later than the runner-up's by more than the sum of their
-  bounds (each start lies within its bound of the reference time);
-  otherwise the order is ambiguous and counted as such;
+  start is later than every other rank's by more than the sum of their
+  bounds (each start lies within its bound of the reference time: the
+  runner-up by the stamps is not always the closest call);
+  otherwise the order is ambiguous and counted as such. A slice that
+  records no bound (or lclk's "unknown") has an unknown one: any order
+  involving it is ambiguous;
 - causality violations: a rank finished a collective before another rank
   (the root, for a broadcast) had started it, beyond both bounds. A
   collective cannot complete before all its inputs exist, so any count
-  other than 0 means a clock lied about its bound.
+  other than 0 means a clock lied about its bound. An unknown bound
+  proves nothing impossible: never a violation.
 """
 import argparse
 import json
@@ -30,6 +34,17 @@ from lclk.perfetto import DecodeError, Slice, read_slices
 
 STEP = "lclk.step"
 COLLECTIVE = "lclk.collective"
+BOUND_UNKNOWN = 2**63 - 1       # lclk.BOUND_UNKNOWN: an unsynced clock's bound
+
+
+def bound(args: Dict[str, Any], key: str) -> Optional[int]:
+    """The bound recorded under key, None when unknown: missing, lclk's
+    BOUND_UNKNOWN, negative or not a number. Never 0 for want of one."""
+    try:
+        v = int(args[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return v if 0 <= v < BOUND_UNKNOWN else None
 
 
 class Interval:
@@ -39,8 +54,8 @@ class Interval:
         self.rank = int(s.args["rank"])
         self.start = s.start_ns
         self.end = s.end_ns if s.end_ns is not None else s.start_ns
-        self.bound_begin = int(s.args.get("bound_begin_ns", 0))
-        self.bound_end = int(s.args.get("bound_end_ns", 0))
+        self.bound_begin = bound(s.args, "bound_begin_ns")
+        self.bound_end = bound(s.args, "bound_end_ns")
         self.args = s.args
         self.name = s.name
 
@@ -81,10 +96,13 @@ def last_arrival(ivs: Sequence[Interval]) -> Dict[str, Any]:
     out: Dict[str, Any] = {"last": last.rank, "certain": len(by_start) == 1, "gap_ns": None}
     if len(by_start) > 1:
         second = by_start[-2]
-        gap = last.start - second.start
-        out["gap_ns"] = gap
+        out["gap_ns"] = last.start - second.start
         out["runner_up"] = second.rank
-        out["certain"] = gap > last.bound_begin + second.bound_begin
+        # After each of the others beyond both bounds: one with a wide bound
+        # may have started after it though stamped before the runner-up.
+        out["certain"] = last.bound_begin is not None and all(
+            iv.bound_begin is not None and last.start - iv.start > last.bound_begin + iv.bound_begin
+            for iv in by_start[:-1])
     return out
 
 
@@ -97,6 +115,8 @@ def violations(op: str, ivs: Sequence[Interval]) -> List[Tuple[int, int]]:
     out = []
     for f in ivs:
         for s in starters:
+            if f.bound_end is None or s.bound_begin is None:
+                continue        # either end anywhere: nothing proven
             if f.end + f.bound_end < s.start - s.bound_begin:
                 out.append((f.rank, s.rank))
     return out

@@ -117,9 +117,11 @@ class Perfetto(unittest.TestCase):
 
 
 def coll(rank, seq, start, end, bound, op="allreduce", **extra):
-    s = perfetto.Slice("collectives", "lclk.collective", op, start,
-                       dict(rank=rank, seq=seq, group="default", bound_begin_ns=bound,
-                            bound_end_ns=bound, **extra))
+    """bound None: the slice records none (a clock that could not say)."""
+    args = dict(rank=rank, seq=seq, group="default", **extra)
+    if bound is not None:
+        args.update(bound_begin_ns=bound, bound_end_ns=bound)
+    s = perfetto.Slice("collectives", "lclk.collective", op, start, args)
     s.end_ns = end
     return s
 
@@ -157,6 +159,38 @@ class Report(unittest.TestCase):
         a = report.analyse([coll(0, 1, 1000, 1100, 10, "broadcast", root=1),
                             coll(1, 1, 5000, 5100, 10, "broadcast", root=1)])
         self.assertEqual(a["collectives"]["causality_violations"], 1)
+
+    def test_a_missing_bound_is_unknown_not_zero(self):
+        # rank 1 starts 1000 ns after rank 0, whose bound is 100 ns; rank 1
+        # recorded no bound: its start is anywhere, the order is not proven.
+        a = report.analyse([coll(0, 1, 1000, 5000, 100), coll(1, 1, 2000, 5000, None)])
+        self.assertEqual([(r["last"], r["certain"]) for r in a["per_collective"]], [(1, False)])
+        self.assertEqual(a["collectives"]["ambiguous"], 1)
+        self.assertEqual(a["collectives"]["last"][1], {"last": 1, "certain": 0})
+        self.assertIsNone(a["collectives"]["slowest"])
+        # the same with the bound written as unknown (an unsynced clock)
+        a = report.analyse([coll(0, 1, 1000, 5000, 100),
+                            coll(1, 1, 2000, 5000, lclk.BOUND_UNKNOWN)])
+        self.assertEqual([r["certain"] for r in a["per_collective"]], [False])
+
+    def test_a_missing_bound_is_never_a_causality_violation(self):
+        # rank 0 ends at 2000 with no bound, rank 1 starts at 2300 (+-100):
+        # with rank 0's end anywhere, nothing is proven impossible.
+        a = report.analyse([coll(0, 1, 1000, 2000, None), coll(1, 1, 2300, 2400, 100)])
+        self.assertEqual(a["collectives"]["causality_violations"], 0)
+        a = report.analyse([coll(0, 1, 1000, 2000, 100), coll(1, 1, 2300, 2400, None)])
+        self.assertEqual(a["collectives"]["causality_violations"], 0)
+        a = report.analyse([coll(0, 1, 1000, 2000, lclk.BOUND_UNKNOWN), coll(1, 1, 2300, 2400, 100)])
+        self.assertEqual(a["collectives"]["causality_violations"], 0)
+
+    def test_last_arrival_certain_only_beyond_every_ranks_bounds(self):
+        # rank 2 starts last, 100 ns after the runner-up (rank 1, both
+        # +-10: proven), but only 150 ns after rank 0, whose bound is 1000:
+        # rank 0 may have started after rank 2. Not proven last.
+        a = report.analyse([coll(0, 1, 1150, 5000, 1000), coll(1, 1, 1200, 5000, 10),
+                            coll(2, 1, 1300, 5000, 10)])
+        self.assertEqual([(r["last"], r["certain"]) for r in a["per_collective"]], [(2, False)])
+        self.assertEqual(a["collectives"]["ambiguous"], 1)
 
     def test_mismatched_ops_are_counted_not_compared(self):
         a = report.analyse([coll(0, 1, 0, 10, 1, "allreduce"), coll(1, 1, 0, 10, 1, "barrier")])

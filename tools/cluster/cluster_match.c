@@ -93,8 +93,10 @@ struct cluster_match *cluster_match_new(unsigned int nhosts, int64_t horizon_ns,
 		cluster_match_free(m);
 		return NULL;
 	}
-	for (i = 0; i < nhosts * nhosts; i++)
+	for (i = 0; i < nhosts * nhosts; i++) {
 		m->pairs[i].min_owd_ns = INT64_MAX;
+		m->pairs[i].max_bound_ns = CLUSTER_BOUND_UNKNOWN;	/* none known yet */
+	}
 	return m;
 }
 
@@ -150,19 +152,11 @@ static struct conn *conn_get(struct cluster_match *m, uint64_t key)
 	return c;
 }
 
-static int64_t bound_sum(int64_t a, int64_t b)
-{
-	if (a == CLUSTER_BOUND_UNKNOWN || b == CLUSTER_BOUND_UNKNOWN ||
-	    a > INT64_MAX / 2 || b > INT64_MAX / 2)
-		return CLUSTER_BOUND_UNKNOWN;
-	return a + b;
-}
-
 static void matched(struct cluster_match *m, const struct msg_end *s,
 		    const struct msg_end *r)
 {
 	struct cluster_pair *p;
-	int64_t owd = r->t_ns - s->t_ns, eps = bound_sum(s->bound_ns, r->bound_ns);
+	int64_t owd = r->t_ns - s->t_ns, eps = cluster_bound_sum(s->bound_ns, r->bound_ns);
 
 	m->counts.matched++;
 	if (s->host < m->nhosts && r->host < m->nhosts) {
@@ -170,14 +164,20 @@ static void matched(struct cluster_match *m, const struct msg_end *s,
 		p->matched++;
 		if (owd < p->min_owd_ns)
 			p->min_owd_ns = owd;
-		if (eps > p->max_bound_ns)
-			p->max_bound_ns = eps;
-		if (eps != CLUSTER_BOUND_UNKNOWN && owd <= eps && owd >= -eps)
+		if (eps == CLUSTER_BOUND_UNKNOWN) {
+			/* No bound to hold it to: its order is not known. */
+			p->unknown++;
 			p->ambiguous++;
-		if (owd < 0) {
-			if (eps != CLUSTER_BOUND_UNKNOWN && -owd > eps)
-				p->violations++;
-			else
+			if (owd < 0)
+				p->inversions++;
+		} else {
+			if (p->max_bound_ns == CLUSTER_BOUND_UNKNOWN || eps > p->max_bound_ns)
+				p->max_bound_ns = eps;
+			if (owd <= eps && owd >= -eps)
+				p->ambiguous++;
+			if (owd < -eps)
+				p->violations++;	/* beyond this message's own bounds */
+			else if (owd < 0)
 				p->inversions++;
 		}
 	}
@@ -284,9 +284,20 @@ bool cluster_check_pair(const struct cluster_match *m, unsigned int a,
 		return false;
 	c->lo_ns = -ba->min_owd_ns;
 	c->hi_ns = ab->min_owd_ns;
-	c->claim_ns = ab->max_bound_ns > ba->max_bound_ns ? ab->max_bound_ns : ba->max_bound_ns;
-	c->lying = c->claim_ns != CLUSTER_BOUND_UNKNOWN &&
-		   (c->hi_ns < -c->claim_ns || c->lo_ns > c->claim_ns);
+	if (ab->max_bound_ns == CLUSTER_BOUND_UNKNOWN)
+		c->claim_ns = ba->max_bound_ns;
+	else if (ba->max_bound_ns == CLUSTER_BOUND_UNKNOWN)
+		c->claim_ns = ab->max_bound_ns;
+	else
+		c->claim_ns = ab->max_bound_ns > ba->max_bound_ns ? ab->max_bound_ns :
+								    ba->max_bound_ns;
+	/*
+	 * Not the intervals against the widest claim: one message of unknown
+	 * (or huge) bound would make that claim everything, and a lying pair
+	 * would pass. Each message with known bounds is held to its own.
+	 */
 	c->violations = ab->violations + ba->violations;
+	c->unknown = ab->unknown + ba->unknown;
+	c->lying = c->violations > 0;
 	return true;
 }

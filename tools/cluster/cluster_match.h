@@ -24,6 +24,19 @@
 
 #define CLUSTER_BOUND_UNKNOWN	INT64_MAX
 
+/*
+ * eA + eB, or CLUSTER_BOUND_UNKNOWN when either is unknown (or negative:
+ * no bound) or the sum would not fit: saturating, never wrapping into a
+ * small bound.
+ */
+static inline int64_t cluster_bound_sum(int64_t a, int64_t b)
+{
+	if (a < 0 || b < 0 || a == CLUSTER_BOUND_UNKNOWN || b == CLUSTER_BOUND_UNKNOWN ||
+	    a > CLUSTER_BOUND_UNKNOWN - 1 - b)
+		return CLUSTER_BOUND_UNKNOWN;
+	return a + b;
+}
+
 /* One end of a message. */
 struct msg_end {
 	uint32_t host;		/* the merge's input index */
@@ -38,10 +51,15 @@ struct msg_end {
 struct cluster_pair {
 	uint64_t matched;
 	int64_t min_owd_ns;	/* min(receive - send) */
-	int64_t max_bound_ns;	/* largest eA + eB over the matches */
-	uint64_t ambiguous;	/* orderings within the bounds: |OWD| <= eA + eB */
+	int64_t max_bound_ns;	/* largest eA + eB over the matches whose bounds
+				 * are known, CLUSTER_BOUND_UNKNOWN if none */
+	uint64_t ambiguous;	/* orderings within the bounds: |OWD| <= eA + eB,
+				 * or of unknown bound */
 	uint64_t inversions;	/* received before sent, within the bounds */
-	uint64_t violations;	/* received before sent by more than the bounds */
+	uint64_t violations;	/* received before sent by more than the bounds
+				 * of that message's two ends */
+	uint64_t unknown;	/* matches with an end's bound unknown: no
+				 * violation, whatever their order */
 };
 
 struct cluster_counts {
@@ -80,13 +98,19 @@ const struct cluster_counts *cluster_counts(const struct cluster_match *m);
 /*
  * The passive clock check of hosts a and b: theta_b - theta_a is in
  * [lo, hi] (traffic both ways needed: false without), the bounds claim
- * [-claim, claim]; lying when the two are disjoint.
+ * [-claim, claim] (the widest of the messages whose bounds are known).
+ * Lying when a message contradicts its own ends' bounds: received before
+ * it was sent by more than them (a violation). With bounds alike that is
+ * the two intervals being disjoint; with bounds that vary, each message is
+ * held to its own, and one of unknown bound (an unsynced clock) proves
+ * nothing either way and does not loosen the others' check.
  */
 struct cluster_clock_check {
 	int64_t lo_ns, hi_ns;
 	int64_t claim_ns;
 	bool lying;
 	uint64_t violations;	/* both directions */
+	uint64_t unknown;	/* matches of unknown bound, both directions */
 };
 bool cluster_check_pair(const struct cluster_match *m, unsigned int a,
 			unsigned int b, struct cluster_clock_check *c);

@@ -31,6 +31,7 @@ struct attribution {
 	int64_t end, wait_ns, send_ns;
 	uint32_t waiter, culprit;
 	enum verdict verdict;
+	bool proven;	/* the message left after the wait began, beyond the bounds */
 };
 
 /* A matched receive, and the send it matched. */
@@ -42,6 +43,7 @@ struct received {
 struct settled {
 	int64_t begin, end;
 	uint32_t root;
+	bool proven;	/* every hop from the wait to its root: certain */
 };
 
 struct sent {
@@ -222,14 +224,6 @@ int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
 	return 0;
 }
 
-static int64_t sum_bounds(int64_t a, int64_t b)
-{
-	if (a == CLUSTER_BOUND_UNKNOWN || b == CLUSTER_BOUND_UNKNOWN ||
-	    a > INT64_MAX / 2 || b > INT64_MAX / 2)
-		return CLUSTER_BOUND_UNKNOWN;
-	return a + b;
-}
-
 /* Kept in order of the wait's end: matches come nearly in that order. */
 static int add_attribution(struct cluster_wait *w, const struct attribution *a)
 {
@@ -255,7 +249,9 @@ static void attribute(struct cluster_wait *w, uint32_t waiter, const struct bloc
 		      const struct msg_end *send)
 {
 	struct rank_state *r = &w->ranks[waiter];
-	int64_t gap = send->t_ns - b->begin, eps = sum_bounds(send->bound_ns, b->bound_begin);
+	/* In 128 bits: times and bounds of any int64 value, no sum wraps. */
+	__int128 gap = (__int128)send->t_ns - b->begin;
+	int64_t eps = cluster_bound_sum(send->bound_ns, b->bound_begin);
 	struct attribution a = {
 		.end = b->end,
 		.wait_ns = b->end - b->begin,
@@ -268,11 +264,12 @@ static void attribute(struct cluster_wait *w, uint32_t waiter, const struct bloc
 		a.verdict = AMBIGUOUS;
 	else if (gap < -eps)
 		a.verdict = INCONSISTENT;
-	else if (2 * (gap + eps) < a.wait_ns)
+	else if (2 * (gap + eps) < (__int128)b->end - b->begin)
 		/* sent in the first half of the wait, even at the bounds' edge */
 		a.verdict = TRANSIT;
 	else
 		a.verdict = gap <= eps ? AMBIGUOUS : CERTAIN;
+	a.proven = eps != CLUSTER_BOUND_UNKNOWN && gap > eps;
 	if (add_attribution(w, &a))
 		return;
 	r->st.attributed++;
@@ -337,19 +334,29 @@ static bool passes_blame(const struct cluster_wait *w, const struct attribution 
 	return s->end > from && 2 * (s->end - from) >= a->send_ns - begin;
 }
 
-/* The culprit's own wait that ended just before it sent: its root, or itself. */
-static uint32_t root_of(const struct cluster_wait *w, const struct attribution *a)
+/*
+ * The culprit's own wait that ended just before it sent: its root, or
+ * itself. *proven: whether the order of every hop from a's wait to that
+ * root is proven beyond the bounds (a's own, and the culprit's chain's).
+ */
+static uint32_t root_of(const struct cluster_wait *w, const struct attribution *a,
+			bool *proven)
 {
 	const struct rank_state *c = &w->ranks[a->culprit];
 	unsigned int i;
 
+	*proven = a->proven;
 	if (a->culprit == a->waiter)
 		return a->culprit;
 	for (i = c->nsettled; i > 0 && c->nsettled - i < SETTLED; i--) {
 		const struct settled *s = &c->settled[(i - 1) % SETTLED];
 
-		if (s->end <= a->send_ns)
-			return passes_blame(w, a, s) ? s->root : a->culprit;
+		if (s->end > a->send_ns)
+			continue;
+		if (!passes_blame(w, a, s))
+			return a->culprit;
+		*proven = *proven && s->proven;
+		return s->root;
 	}
 	return a->culprit;
 }
@@ -361,7 +368,8 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 	while (n < w->nattrs &&
 	       (now_ns == INT64_MAX || w->attrs[n].end < now_ns - w->horizon_ns)) {
 		const struct attribution *a = &w->attrs[n++];
-		uint32_t root = root_of(w, a);
+		bool proven;
+		uint32_t root = root_of(w, a, &proven);
 		struct rank_state *rs = &w->ranks[root], *ws = &w->ranks[a->waiter];
 
 		if (a->verdict == INCONSISTENT || a->verdict == TRANSIT) {
@@ -371,22 +379,25 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 			 * on the rank the message's sender itself waited on (the
 			 * message was late because a straggler held it up).
 			 */
-			if (a->verdict == INCONSISTENT || root == a->culprit)
+			if (a->verdict == INCONSISTENT || root == a->culprit) {
 				root = a->waiter;
+				proven = true;	/* no hop between them */
+			}
 			ws->settled[ws->nsettled++ % SETTLED] =
-				(struct settled){ a->end - a->wait_ns, a->end, root };
-			if (a->verdict == INCONSISTENT)
-				rs->st.inconsistent++;
+				(struct settled){ a->end - a->wait_ns, a->end, root, proven };
+			if (a->verdict == INCONSISTENT)	/* its message, not its root's */
+				w->ranks[a->culprit].st.inconsistent++;
 			else
 				ws->st.transit++;
 			continue;
 		}
 		ws->settled[ws->nsettled++ % SETTLED] =
-			(struct settled){ a->end - a->wait_ns, a->end, root };
+			(struct settled){ a->end - a->wait_ns, a->end, root, proven };
 		rs->st.waited_on_ns += a->wait_ns;
 		rs->st.last++;
-		rs->st.certain += a->verdict == CERTAIN;
-		rs->st.ambiguous += a->verdict == AMBIGUOUS;
+		/* Certain only if every hop to the root is, not only the last. */
+		rs->st.certain += proven;
+		rs->st.ambiguous += !proven;
 		w->rounds++;
 	}
 	if (!n)

@@ -28,6 +28,12 @@
  * edge, kept the waiter waiting in transit (the network, the waiter's own
  * CPU), not by leaving late: counted on the waiter. Neither is a round,
  * nor passes blame.
+ *
+ * A wait charged through a chain to its root is as certain as its least
+ * certain hop: certain only when every hop's ordering is (each message
+ * left after the wait it ended began, beyond both clocks' bounds), else
+ * ambiguous. The root is not proven to have held up the last waiter when
+ * it is not proven to have held up the first.
  */
 #ifndef LCLK_CLUSTER_WAIT_H
 #define LCLK_CLUSTER_WAIT_H
@@ -46,8 +52,9 @@ struct rank_wait {
 	int64_t waited_on_ns;		/* others' blocked time rooted here */
 	uint64_t last;			/* attributed blocks rooted here: rounds it came last */
 	uint64_t certain, ambiguous;	/* of those */
-	uint64_t inconsistent;		/* blocks rooted here by a message sent
-					 * before they began: not in last */
+	uint64_t inconsistent;		/* others' blocks ended by a message of
+					 * its sent before they began, beyond
+					 * the bounds: not in last */
 	uint64_t transit;		/* its blocks on messages sent early in them */
 	/* The stall report: the last message each way, and its bound. */
 	int64_t last_send_ns, last_send_bound_ns;

@@ -785,6 +785,7 @@ static void on_match(void *ctx, const struct msg_end *s, const struct msg_end *r
 
 static int write_event(struct merge *m, struct event *e)
 {
+	int64_t earliest, latest;
 	struct pftrace_int_arg args[2];
 	struct pftrace_event pe = {
 		.track = e->track,
@@ -800,9 +801,16 @@ static int write_event(struct merge *m, struct event *e)
 		.args = args,
 	};
 
-	if (e->bound_begin != CLUSTER_BOUND_UNKNOWN && e->bound_end != CLUSTER_BOUND_UNKNOWN) {
-		args[0] = PFTRACE_INT_ARG("earliest_ns", e->begin - e->bound_begin);
-		args[1] = PFTRACE_INT_ARG("latest_ns", e->end + e->bound_end);
+	/*
+	 * A window only from bounds that are bounds: known, not negative, and
+	 * not so large that the window's edge would wrap past the int64 range.
+	 */
+	if (e->bound_begin >= 0 && e->bound_begin != CLUSTER_BOUND_UNKNOWN &&
+	    e->bound_end >= 0 && e->bound_end != CLUSTER_BOUND_UNKNOWN &&
+	    !__builtin_sub_overflow(e->begin, e->bound_begin, &earliest) &&
+	    !__builtin_add_overflow(e->end, e->bound_end, &latest)) {
+		args[0] = PFTRACE_INT_ARG("earliest_ns", earliest);
+		args[1] = PFTRACE_INT_ARG("latest_ns", latest);
 		pe.nargs = 2;
 	}
 	if (e->msg == MSG_IS_SEND) {

@@ -178,6 +178,36 @@ TEST(a_clock_3ms_off_claiming_10us_is_caught)
 	cleanup(&f);
 }
 
+/*
+ * The same lying pair, and one more message from node1 sent while its
+ * clock was unsynced (bound unknown): that message proves nothing about
+ * the bounds, and the 20 with known bounds each still arrive ~2.93 ms
+ * before they left against 20 us of bounds.
+ */
+TEST(one_message_of_unknown_bound_does_not_hide_a_lying_clock)
+{
+	struct fixture f;
+	struct cluster_clock_check ck;
+
+	setup_hosts(_metadata, &f, 3 * MS, 10 * US);
+	ping_pong(_metadata, &f, 20, 50 * US, 70 * US);
+	f.b.bound_ns = CLUSTER_BOUND_UNKNOWN;
+	transfer(_metadata, &f.b, &f.a, T0 + 30 * MS, 70 * US, 1000);
+	f.b.bound_ns = 10 * US;
+	merge(_metadata, &f);
+	ASSERT_TRUE(cluster_check_pair(f.res.match, 0, 1, &ck));
+	EXPECT_TRUE(ck.lying);
+	EXPECT_EQ(ck.claim_ns, 20 * US);	/* of the messages whose bounds are known */
+	EXPECT_EQ(ck.violations, 20);
+	EXPECT_EQ(ck.unknown, 1);
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->matched, 21);
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->violations, 20);
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->unknown, 1);
+	/* an order the bounds cannot tell is ambiguous */
+	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->ambiguous, 1);
+	cleanup(&f);
+}
+
 TEST(a_clock_3ms_off_with_an_honest_5ms_bound_is_ambiguous_not_wrong)
 {
 	struct fixture f;
@@ -389,6 +419,39 @@ TEST(events_written_out_of_order_come_out_in_order)
 		EXPECT_LT(ev[i - 1].ts, ev[i].ts);
 	/* without bounds recorded, no window is made up */
 	EXPECT_FALSE(ev[0].has_window);
+	cleanup(&f);
+}
+
+/*
+ * node0 publishes a bound of 2^63 - 2 ns (not the unknown marker, but no
+ * bound either): its events' windows would run past the int64 range, and
+ * a wrapped latest_ns would put the window before the event. None is
+ * written for them; node1's (10 us) are.
+ */
+TEST(a_window_beyond_the_int64_range_is_not_written)
+{
+	static struct out_event ev[8];
+	struct fixture f;
+	uint64_t tracks;
+	size_t n, i;
+
+	setup_hosts(_metadata, &f, 0, 10 * US);
+	f.a.bound_ns = INT64_MAX - 1;
+	transfer(_metadata, &f.a, &f.b, T0, 50 * US, 100);
+	merge(_metadata, &f);
+	n = read_events(_metadata, f.out, ev, 8, &tracks);
+	ASSERT_EQ(n, 2);
+	for (i = 0; i < n; i++) {
+		bool node0 = !strcmp(ev[i].name, MSG_SEND);
+
+		EXPECT_EQ(ev[i].has_window, !node0) TH_LOG("%s", ev[i].name);
+		if (ev[i].has_window) {
+			EXPECT_LE(ev[i].earliest, (int64_t)ev[i].ts);
+			EXPECT_GE(ev[i].latest, (int64_t)ev[i].ts);
+		}
+	}
+	/* nor is the order of the message known */
+	EXPECT_EQ(cluster_pair(f.res.match, 0, 1)->unknown, 1);
 	cleanup(&f);
 }
 
@@ -638,10 +701,18 @@ TEST(orderings_inside_honest_loose_bounds_are_ambiguous)
 	ring_allreduce(_metadata, &g, -3 * MS, 5 * MS);
 	w3 = cluster_wait_rank(g.res.wait, rank_of(_metadata, &g, 3));
 	EXPECT_EQ(w3->last, cluster_wait_rounds(g.res.wait));
-	/* rank 0's wait: rank 3 sent 2 ms after it began, by the clocks: within 5 ms */
-	EXPECT_EQ(w3->ambiguous, ROUNDS);
-	/* rank 1's, on rank 0's forward: 5 ms, both bounds 10 us */
-	EXPECT_EQ(w3->certain, ROUNDS);
+	/*
+	 * rank 0's wait began at t + 3 us (its clock, bound 10 us); rank 3's
+	 * chunk left at t + 5.03 ms true, stamped t + 2.03 ms with a bound of
+	 * 5 ms: 2.027 ms after, against 5.01 ms of bounds, not proven.
+	 * Rank 1's wait, on rank 0's forward of that chunk, began at t + 58 us
+	 * and the forward left at t + 5.085 ms, both clocks within 10 us: that
+	 * hop is proven, but the chain to rank 3 goes through the first, so
+	 * rank 3 holding up rank 1 is no more proven than its holding up rank
+	 * 0. Every round rooted at rank 3 is ambiguous, none certain.
+	 */
+	EXPECT_EQ(w3->ambiguous, 2 * ROUNDS);
+	EXPECT_EQ(w3->certain, 0);
 	for (i = 0; i < RANKS * RANKS; i++)
 		EXPECT_EQ(cluster_pair(g.res.match, i / RANKS, i % RANKS)->violations, 0);
 	ring_cleanup(&g);
@@ -705,6 +776,37 @@ TEST(a_wait_for_a_message_sent_long_before_is_inconsistent_not_a_round)
 	EXPECT_EQ(cluster_wait_rank(w, 1)->last, 1);
 	EXPECT_EQ(cluster_wait_rank(w, 1)->certain, 1);
 	EXPECT_EQ(cluster_wait_rank(w, 1)->waited_on_ns, 5 * MS + 200 * US);
+	cluster_wait_free(w);
+}
+
+/*
+ * Rank 0 waits on rank 2 (10 ms, certain) and forwards at once; rank 1
+ * waits [60 ms, 70 ms] for that forward, sent 49.9 ms before its wait
+ * began, beyond the 20 us of bounds: inconsistent. That is rank 0's
+ * message against rank 1's clock, counted on the sender, rank 0; rank 2,
+ * the root of rank 0's wait, neither sent it nor is charged with it.
+ */
+TEST(an_inconsistent_wait_is_counted_on_its_sender_not_the_senders_root)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
+	struct msg_end send2 = { .host = 2, .rank = 2, .t_ns = T0 + 9 * MS + 900 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 10 * MS, .bound_ns = 10 * US };
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 10 * MS + 100 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 70 * MS, .bound_ns = 10 * US };
+
+	ASSERT_NE(w, NULL);
+	ASSERT_EQ(cluster_wait_block(w, 0, T0, T0 + 10 * MS, 10 * US, false), 0);
+	cluster_wait_message(w, &send2, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	ASSERT_EQ(cluster_wait_block(w, 1, T0 + 60 * MS, T0 + 70 * MS, 10 * US, false), 0);
+	cluster_wait_message(w, &send0, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rounds(w), 1);
+	EXPECT_EQ(cluster_wait_rank(w, 2)->last, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 2)->certain, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 0)->inconsistent, 1);
+	EXPECT_EQ(cluster_wait_rank(w, 2)->inconsistent, 0);
 	cluster_wait_free(w);
 }
 
@@ -824,7 +926,112 @@ TEST(a_wait_in_transit_passes_on_the_blame_of_its_chain)
 	EXPECT_EQ(cluster_wait_rank(w, 1)->transit, 1);
 	EXPECT_EQ(cluster_wait_rounds(w), 2);
 	EXPECT_EQ(cluster_wait_rank(w, 3)->last, 2);
+	/* each hop's message left ms after its wait began, bounds 20 us */
+	EXPECT_EQ(cluster_wait_rank(w, 3)->certain, 2);
 	cluster_wait_free(w);
+}
+
+/*
+ * Rank 1 waits 10 ms from T0 (bound 10 us) for rank 0's message, sent at
+ * T0 + 9 ms with a bound of BOUND: not a number the order can be judged
+ * against when it is negative, or so large that the sums wrap. Returns
+ * the verdict as "certain", "ambiguous", "transit" or "inconsistent".
+ */
+static const char *verdict_with_sender_bound(int64_t bound)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 9 * MS, .bound_ns = bound };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 10 * MS, .bound_ns = 10 * US };
+	const struct rank_wait *r0, *r1;
+	const char *v = "none";
+
+	if (!w)
+		return "ENOMEM";
+	cluster_wait_block(w, 1, T0, T0 + 10 * MS, 10 * US, false);
+	cluster_wait_message(w, &send0, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, INT64_MAX);
+	r0 = cluster_wait_rank(w, 0);
+	r1 = cluster_wait_rank(w, 1);
+	if (r0->certain)
+		v = "certain";
+	else if (r0->ambiguous)
+		v = "ambiguous";
+	else if (r1->transit)
+		v = "transit";
+	else if (r0->inconsistent)
+		v = "inconsistent";
+	cluster_wait_free(w);
+	return v;
+}
+
+TEST(a_bound_that_is_no_bound_makes_the_order_ambiguous)
+{
+	/* 9 ms after the wait began, 20 us of bounds: proven */
+	EXPECT_STREQ(verdict_with_sender_bound(10 * US), "certain");
+	EXPECT_STREQ(verdict_with_sender_bound(20 * MS), "ambiguous");
+	EXPECT_STREQ(verdict_with_sender_bound(CLUSTER_BOUND_UNKNOWN), "ambiguous");
+	/* 2^62: the sum fits, twice it does not */
+	EXPECT_STREQ(verdict_with_sender_bound(INT64_MAX / 2), "ambiguous");
+	EXPECT_STREQ(verdict_with_sender_bound(INT64_MAX - 1), "ambiguous");
+	EXPECT_STREQ(verdict_with_sender_bound(-20 * MS), "ambiguous");
+}
+
+/*
+ * A chain of HOPS waits: rank k waits from T0 (bound 10 us) for rank k + 1,
+ * which forwards 100 us after its own wait ends; rank HOPS, the root,
+ * sends at T0 + 10 ms. Every sender claims 10 us, but the sender of hop
+ * INSIDE (the wait of rank INSIDE) claims 20 ms: that hop's message left
+ * 10 ms + 200 us * (HOPS - 1 - INSIDE) after the wait began, inside its
+ * 20.01 ms of bounds, where the others' 10 ms and more exceed 20 us. The
+ * wait of rank k is rooted at rank HOPS through hops k .. HOPS - 1, and
+ * the order is proven only if each of them is: the waits of ranks 0 ..
+ * INSIDE are ambiguous, the others certain. Counts the root's rounds.
+ */
+static void chain_verdicts(int hops, int inside, uint64_t *last, uint64_t *certain,
+			   uint64_t *ambiguous)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 0, 0);
+	int j;
+
+	*last = *certain = *ambiguous = UINT64_MAX;
+	if (!w)
+		return;
+	for (j = hops; j >= 1; j--) {
+		int64_t sent = T0 + 10 * MS + (hops - j) * 200 * US;
+		struct msg_end s = { .host = j, .rank = j, .t_ns = sent,
+				     .bound_ns = j - 1 == inside ? 20 * MS : 10 * US };
+		struct msg_end r = { .host = j - 1, .rank = j - 1, .t_ns = sent + 100 * US,
+				     .bound_ns = 10 * US };
+
+		cluster_wait_block(w, j - 1, T0, sent + 100 * US, 10 * US, false);
+		cluster_wait_message(w, &s, &r, CLUSTER_AHEAD_UNKNOWN);
+	}
+	cluster_wait_settle(w, INT64_MAX);
+	*last = cluster_wait_rank(w, hops)->last;
+	*certain = cluster_wait_rank(w, hops)->certain;
+	*ambiguous = cluster_wait_rank(w, hops)->ambiguous;
+	cluster_wait_free(w);
+}
+
+TEST(a_chain_is_certain_only_when_every_hop_is)
+{
+	uint64_t last, certain, ambiguous;
+	int hops, inside;
+
+	for (hops = 2; hops <= 3; hops++) {
+		chain_verdicts(hops, -1, &last, &certain, &ambiguous);
+		EXPECT_EQ(last, hops);
+		EXPECT_EQ(certain, hops) TH_LOG("%d hops, all beyond the bounds", hops);
+		EXPECT_EQ(ambiguous, 0);
+		for (inside = 0; inside < hops; inside++) {
+			chain_verdicts(hops, inside, &last, &certain, &ambiguous);
+			EXPECT_EQ(last, hops);
+			EXPECT_EQ(ambiguous, inside + 1)
+				TH_LOG("%d hops, hop %d inside the bounds", hops, inside);
+			EXPECT_EQ(certain, hops - 1 - inside)
+				TH_LOG("%d hops, hop %d inside the bounds", hops, inside);
+		}
+	}
 }
 
 /*
