@@ -48,20 +48,13 @@ static void lclk_write_end(struct lclk_page *p)
 	WRITE_ONCE(p->seq, p->seq + 1);
 }
 
-/* Copy the writer's state to the page; seq is odd. */
+/*
+ * Copy the writer's model to the page; seq is odd. Plain stores, as the
+ * vDSO's writer makes: readers that race with them retry (lclk_page.h).
+ */
 static void lclk_publish(struct lclk_page *p, const struct lclk_state *s)
 {
-	WRITE_ONCE(p->status, s->status);
-	WRITE_ONCE(p->model_flags, s->model_flags);
-	WRITE_ONCE(p->max_drift_ppb, s->max_drift_ppb);
-	WRITE_ONCE(p->t0_ns, s->t0_ns);
-	WRITE_ONCE(p->offset_ns, s->offset_ns);
-	WRITE_ONCE(p->rate_ppt, s->rate_ppt);
-	WRITE_ONCE(p->rate_mult, s->rate_mult);
-	WRITE_ONCE(p->drift_mult, s->drift_mult);
-	WRITE_ONCE(p->bound0_ns, s->bound0_ns);
-	WRITE_ONCE(p->last_update_ns, s->last_update_ns);
-	WRITE_ONCE(p->holdover_ns, s->holdover_ns);
+	p->params = s->params;
 }
 
 /* ---- setting up --------------------------------------------------------- */
@@ -78,6 +71,7 @@ static s64 lclk_boot_offset_ns(void)
 int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 {
 	struct lclk_state *s = &ld->state;
+	struct lclk_params *m = &s->params;
 	struct lclk_page *p;
 	s64 now;
 
@@ -93,20 +87,16 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 	/*
 	 * Start where a NIC's PTP clock starts, at CLOCK_REALTIME, so that
 	 * an unsynchronised clock is at least in the right epoch. The status
-	 * says UNSYNCED and the bound is unknown until someone sets one.
+	 * says UNSYNCED and the bound is unknown until someone sets one. The
+	 * rest of the model starts at zero (ld is zeroed): no rate, no flags.
 	 */
 	now = ktime_get_ns();
-	s->t0_ns = now;
-	s->offset_ns = ktime_get_real_ns() - now;
-	s->rate_ppt = 0;
-	s->rate_mult = 0;
-	s->bound0_ns = 0;
-	s->last_update_ns = 0;
-	s->holdover_ns = holdover_ns;
-	s->max_drift_ppb = drift_ppb;
-	s->drift_mult = lclk_ppb_to_mult(drift_ppb);
-	s->status = LCLK_STATUS_UNSYNCED;
-	s->model_flags = 0;
+	m->t0_ns = now;
+	m->offset_ns = ktime_get_real_ns() - now;
+	m->holdover_ns = holdover_ns;
+	m->max_drift_ppb = drift_ppb;
+	m->drift_mult = lclk_ppb_to_mult(drift_ppb);
+	m->status = LCLK_STATUS_UNSYNCED;
 	s->boot_offset_ns = lclk_boot_offset_ns();
 
 	p->magic = LCLK_PAGE_MAGIC;
@@ -168,67 +158,69 @@ static int lclk_build(const struct lclk_state *old,
 		      const struct lclk_change *c, s64 now,
 		      struct lclk_state *s)
 {
+	const struct lclk_params *o = &old->params;
+	struct lclk_params *m = &s->params;
 	s64 anchored, step;
 
 	*s = *old;
 
 	/* Same line, new anchor: logical(now) does not change. */
-	s->t0_ns = now;
-	s->offset_ns = old->offset_ns +
-		       lclk_scale(now - old->t0_ns, old->rate_mult);
-	anchored = s->offset_ns;
+	m->t0_ns = now;
+	m->offset_ns = o->offset_ns +
+		       lclk_scale(now - o->t0_ns, o->rate_mult);
+	anchored = m->offset_ns;
 
 	if (c->modes & LCLK_SET_RATE) {
-		s->rate_ppt = c->rate_ppt;
-		s->rate_mult = lclk_ppt_to_mult(c->rate_ppt);
+		m->rate_ppt = c->rate_ppt;
+		m->rate_mult = lclk_ppt_to_mult(c->rate_ppt);
 	}
 	if (c->modes & LCLK_SET_OFFSET) {
 		s64 t0 = c->t0_ns ? c->t0_ns : now;
 
 		/* offset_ns held at t0, and the (new) rate ran since. */
-		s->offset_ns = c->offset_ns +
-			       lclk_scale(now - t0, s->rate_mult);
+		m->offset_ns = c->offset_ns +
+			       lclk_scale(now - t0, m->rate_mult);
 	}
 	if ((c->modes & LCLK_CHANGE_STEP) &&
-	    check_add_overflow(s->offset_ns, c->step_ns, &s->offset_ns))
+	    check_add_overflow(m->offset_ns, c->step_ns, &m->offset_ns))
 		return -EOVERFLOW;
 	if ((c->modes & LCLK_CHANGE_TIME) &&
-	    check_sub_overflow(c->time_ns, now, &s->offset_ns))
+	    check_sub_overflow(c->time_ns, now, &m->offset_ns))
 		return -EOVERFLOW;
-	if (!lclk_offset_ok(s->offset_ns))
+	if (!lclk_offset_ok(m->offset_ns))
 		return -EOVERFLOW;
 
 	if (c->modes & LCLK_SET_MAX_DRIFT) {
-		s->max_drift_ppb = c->max_drift_ppb;
-		s->drift_mult = lclk_ppb_to_mult(c->max_drift_ppb);
+		m->max_drift_ppb = c->max_drift_ppb;
+		m->drift_mult = lclk_ppb_to_mult(c->max_drift_ppb);
 	}
 	if (c->modes & LCLK_SET_HOLDOVER)
-		s->holdover_ns = c->holdover_ns;
+		m->holdover_ns = c->holdover_ns;
 	if (c->modes & LCLK_SET_FLAGS)
-		s->model_flags = c->model_flags;
+		m->model_flags = c->model_flags;
 	if (c->modes & LCLK_SET_BOUND) {
 		s64 t0 = c->t0_ns ? c->t0_ns : now;
 		s64 bound = c->bound_ns;
 
 		/* The bound was measured at t0; it has grown since. */
 		if (now > t0)
-			bound += lclk_scale(now - t0, s->drift_mult);
+			bound += lclk_scale(now - t0, m->drift_mult);
 		if (bound > LCLK_MAX_BOUND_NS)
 			return -EOVERFLOW;
-		s->bound0_ns = bound;
-		s->last_update_ns = now;
-		s->status = LCLK_STATUS_SYNCED;
+		m->bound0_ns = bound;
+		m->last_update_ns = now;
+		m->status = LCLK_STATUS_SYNCED;
 	}
 	if (c->modes & LCLK_SET_UNSYNC)
-		s->status = LCLK_STATUS_UNSYNCED;
+		m->status = LCLK_STATUS_UNSYNCED;
 	if ((c->modes & LCLK_CHANGE_WIDEN) &&
-	    s->status != LCLK_STATUS_UNSYNCED) {
+	    m->status != LCLK_STATUS_UNSYNCED) {
 		/* Both offsets are within LCLK_MAX_OFFSET_NS: no overflow. */
-		step = abs(s->offset_ns - anchored);
-		if (s->bound0_ns > LCLK_MAX_BOUND_NS - step)
-			s->status = LCLK_STATUS_UNSYNCED;
+		step = abs(m->offset_ns - anchored);
+		if (m->bound0_ns > LCLK_MAX_BOUND_NS - step)
+			m->status = LCLK_STATUS_UNSYNCED;
 		else
-			s->bound0_ns += step;
+			m->bound0_ns += step;
 	}
 	return 0;
 }
@@ -262,9 +254,10 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c)
 	lclk_write_begin(ld->page);
 	now = ktime_get_ns();
 	err = lclk_build(&ld->state, c, now, &next);
-	before = lclk_logical(now, ld->state.t0_ns, ld->state.offset_ns,
-			      ld->state.rate_mult);
-	after = now + next.offset_ns;	/* next.t0_ns == now */
+	before = lclk_logical(now, ld->state.params.t0_ns,
+			      ld->state.params.offset_ns,
+			      ld->state.params.rate_mult);
+	after = now + next.params.offset_ns;	/* next t0_ns == now */
 	if (!err && after < before && !(c->flags & LCLK_ALLOW_BACKWARD))
 		err = -ERANGE;
 	if (!err) {
@@ -352,6 +345,7 @@ s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu)
 void lclk_resume(struct lclk_dev *ld)
 {
 	struct lclk_state *s = &ld->state;
+	struct lclk_params *m = &s->params;
 	unsigned long irqflags;
 	s64 now, slept, boot;
 
@@ -364,16 +358,16 @@ void lclk_resume(struct lclk_dev *ld)
 	}
 	lclk_write_begin(ld->page);
 	now = ktime_get_ns();
-	s->offset_ns += lclk_scale(now - s->t0_ns, s->rate_mult);
-	s->t0_ns = now;
-	s->offset_ns = min(s->offset_ns + slept, (s64)LCLK_MAX_OFFSET_NS);
+	m->offset_ns += lclk_scale(now - m->t0_ns, m->rate_mult);
+	m->t0_ns = now;
+	m->offset_ns = min(m->offset_ns + slept, (s64)LCLK_MAX_OFFSET_NS);
 	s->boot_offset_ns = boot;
-	if (s->status != LCLK_STATUS_UNSYNCED) {
-		s->last_update_ns -= slept;
-		s->bound0_ns += LCLK_SLEEP_ERROR_NS;
-		s->status = LCLK_STATUS_HOLDOVER;
-		if (s->bound0_ns > LCLK_MAX_BOUND_NS)
-			s->status = LCLK_STATUS_UNSYNCED;
+	if (m->status != LCLK_STATUS_UNSYNCED) {
+		m->last_update_ns -= slept;
+		m->bound0_ns += LCLK_SLEEP_ERROR_NS;
+		m->status = LCLK_STATUS_HOLDOVER;
+		if (m->bound0_ns > LCLK_MAX_BOUND_NS)
+			m->status = LCLK_STATUS_UNSYNCED;
 	}
 	lclk_publish(ld->page, s);
 	lclk_write_end(ld->page);
@@ -390,25 +384,14 @@ void lclk_resume(struct lclk_dev *ld)
  * anyone who may open the device, and must never take the writer's lock
  * (a raw spinlock with interrupts off) and so delay a writer.
  */
-void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now)
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now)
 {
 	const struct lclk_page *p = ld->page;
 	u32 seq;
 
-	memset(st, 0, sizeof(*st));
 	do {
 		seq = lclk_read_begin(p);
-		st->status = READ_ONCE(p->status);
-		st->model_flags = READ_ONCE(p->model_flags);
-		st->max_drift_ppb = READ_ONCE(p->max_drift_ppb);
-		st->t0_ns = READ_ONCE(p->t0_ns);
-		st->offset_ns = READ_ONCE(p->offset_ns);
-		st->rate_ppt = READ_ONCE(p->rate_ppt);
-		st->rate_mult = READ_ONCE(p->rate_mult);
-		st->drift_mult = READ_ONCE(p->drift_mult);
-		st->bound0_ns = READ_ONCE(p->bound0_ns);
-		st->last_update_ns = READ_ONCE(p->last_update_ns);
-		st->holdover_ns = READ_ONCE(p->holdover_ns);
+		lclk_page_params(p, m);
 		*now = ktime_get_ns();
 	} while (lclk_read_retry(p, seq));
 }

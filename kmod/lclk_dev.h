@@ -28,19 +28,9 @@
 #include "lclk_model.h"
 #include "lclk_page.h"
 
-/* The model as its writer keeps it; mirrored into struct lclk_page. */
+/* The model as its writer keeps it: what the page publishes, and more. */
 struct lclk_state {
-	s64 t0_ns;
-	s64 offset_ns;
-	s64 rate_ppt;
-	s64 rate_mult;
-	s64 bound0_ns;
-	s64 last_update_ns;
-	s64 holdover_ns;
-	s64 drift_mult;
-	u32 max_drift_ppb;
-	u32 status;		/* stored: UNSYNCED, SYNCED or HOLDOVER */
-	u32 model_flags;
+	struct lclk_params params;	/* copied to the page as a whole */
 	s64 boot_offset_ns;	/* CLOCK_BOOTTIME - CLOCK_MONOTONIC, last seen */
 };
 
@@ -121,7 +111,7 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c);
 int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 			u32 flags);
 s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu);
-void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now);
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now);
 void lclk_resume(struct lclk_dev *ld);
 
 /* lclk_fops.c */
