@@ -16,13 +16,12 @@
  * was therefore taken before now and is at most logical(now), and every
  * reading under the new model is at least logical(now) unless the change
  * steps backwards, which the caller has to allow explicitly. That is what
- * keeps logical time monotonic per CPU across updates.
+ * keeps logical time monotonic per CPU across updates. What a change does
+ * to the model, and how it is checked and counted, is lclk_state.h's.
  */
 #include <linux/errno.h>
 #include <linux/kernel.h>
-#include <linux/minmax.h>
 #include <linux/mm.h>
-#include <linux/overflow.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
@@ -114,126 +113,6 @@ void lclk_clock_free(struct lclk_dev *ld)
 
 /* ---- changing the model ------------------------------------------------- */
 
-static bool lclk_offset_ok(s64 offset)
-{
-	return offset >= -LCLK_MAX_OFFSET_NS && offset <= LCLK_MAX_OFFSET_NS;
-}
-
-/* The checks that do not depend on the current model or time. */
-static int lclk_check_change(const struct lclk_dev *ld,
-			     const struct lclk_change *c)
-{
-	if (c->flags & ~LCLK_ALL_FLAGS)
-		return -EINVAL;
-	/* A sync and an unsync at once contradict each other. */
-	if ((c->modes & LCLK_SET_BOUND) && (c->modes & LCLK_SET_UNSYNC))
-		return -EINVAL;
-	if ((c->modes & (LCLK_SET_OFFSET | LCLK_SET_BOUND)) && c->t0_ns < 0)
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_OFFSET) && !lclk_offset_ok(c->offset_ns))
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_RATE) &&
-	    (c->rate_ppt > ld->max_rate_ppt || c->rate_ppt < -ld->max_rate_ppt))
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_BOUND) &&
-	    (c->bound_ns < 0 || c->bound_ns > LCLK_MAX_BOUND_NS))
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_HOLDOVER) && c->holdover_ns < 0)
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_MAX_DRIFT) &&
-	    c->max_drift_ppb > LCLK_MAX_DRIFT_PPB)
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_FLAGS) && (c->model_flags & ~LCLK_MODEL_TAI))
-		return -EINVAL;
-	if ((c->modes & LCLK_CHANGE_STEP) && !lclk_offset_ok(c->step_ns))
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * Build the new state from the old one and the change, re-anchored at now.
- * Returns 0 or -EOVERFLOW if the result leaves the ranges the ABI promises.
- */
-static int lclk_build(const struct lclk_state *old,
-		      const struct lclk_change *c, s64 now,
-		      struct lclk_state *s)
-{
-	const struct lclk_params *o = &old->params;
-	struct lclk_params *m = &s->params;
-	s64 anchored, step;
-
-	*s = *old;
-
-	/* Same line, new anchor: logical(now) does not change. */
-	m->t0_ns = now;
-	m->offset_ns = o->offset_ns +
-		       lclk_scale(now - o->t0_ns, o->rate_mult);
-	anchored = m->offset_ns;
-
-	if (c->modes & LCLK_SET_RATE) {
-		m->rate_ppt = c->rate_ppt;
-		m->rate_mult = lclk_ppt_to_mult(c->rate_ppt);
-	}
-	if (c->modes & LCLK_SET_OFFSET) {
-		s64 t0 = c->t0_ns ? c->t0_ns : now;
-
-		/* offset_ns held at t0, and the (new) rate ran since. */
-		m->offset_ns = c->offset_ns +
-			       lclk_scale(now - t0, m->rate_mult);
-	}
-	if ((c->modes & LCLK_CHANGE_STEP) &&
-	    check_add_overflow(m->offset_ns, c->step_ns, &m->offset_ns))
-		return -EOVERFLOW;
-	if ((c->modes & LCLK_CHANGE_TIME) &&
-	    check_sub_overflow(c->time_ns, now, &m->offset_ns))
-		return -EOVERFLOW;
-	if (!lclk_offset_ok(m->offset_ns))
-		return -EOVERFLOW;
-
-	if (c->modes & LCLK_SET_MAX_DRIFT) {
-		m->max_drift_ppb = c->max_drift_ppb;
-		m->drift_mult = lclk_ppb_to_mult(c->max_drift_ppb);
-	}
-	if (c->modes & LCLK_SET_HOLDOVER)
-		m->holdover_ns = c->holdover_ns;
-	if (c->modes & LCLK_SET_FLAGS)
-		m->model_flags = c->model_flags;
-	if (c->modes & LCLK_SET_BOUND) {
-		s64 t0 = c->t0_ns ? c->t0_ns : now;
-		s64 bound = c->bound_ns;
-
-		/* The bound was measured at t0; it has grown since. */
-		if (now > t0)
-			bound += lclk_scale(now - t0, m->drift_mult);
-		if (bound > LCLK_MAX_BOUND_NS)
-			return -EOVERFLOW;
-		m->bound0_ns = bound;
-		m->last_update_ns = now;
-		m->status = LCLK_STATUS_SYNCED;
-	}
-	if (c->modes & LCLK_SET_UNSYNC)
-		m->status = LCLK_STATUS_UNSYNCED;
-	if ((c->modes & LCLK_CHANGE_WIDEN) &&
-	    m->status != LCLK_STATUS_UNSYNCED) {
-		/* Both offsets are within LCLK_MAX_OFFSET_NS: no overflow. */
-		step = abs(m->offset_ns - anchored);
-		if (m->bound0_ns > LCLK_MAX_BOUND_NS - step)
-			m->status = LCLK_STATUS_UNSYNCED;
-		else
-			m->bound0_ns += step;
-	}
-	return 0;
-}
-
-static void lclk_count_step(struct lclk_dev *ld, s64 before, s64 after)
-{
-	atomic64_inc(&ld->ctr.updates);
-	if (after != before)
-		atomic64_inc(&ld->ctr.steps);
-	if (after < before)
-		atomic64_inc(&ld->ctr.backward_steps);
-}
-
 /*
  * Apply a change atomically. -EINVAL for values out of range, -ERANGE for
  * a backward step without LCLK_ALLOW_BACKWARD, -EOVERFLOW when the result
@@ -242,24 +121,17 @@ static void lclk_count_step(struct lclk_dev *ld, s64 before, s64 after)
 int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c)
 {
 	struct lclk_state next;
+	struct lclk_step_at at;
 	unsigned long irqflags;
-	s64 now, before, after;
 	int err;
 
-	err = lclk_check_change(ld, c);
+	err = lclk_check_change(c, ld->max_rate_ppt);
 	if (err)
 		return err;
 
 	raw_spin_lock_irqsave(&ld->lock, irqflags);
 	lclk_write_begin(ld->page);
-	now = ktime_get_ns();
-	err = lclk_build(&ld->state, c, now, &next);
-	before = lclk_logical(now, ld->state.params.t0_ns,
-			      ld->state.params.offset_ns,
-			      ld->state.params.rate_mult);
-	after = now + next.params.offset_ns;	/* next t0_ns == now */
-	if (!err && after < before && !(c->flags & LCLK_ALLOW_BACKWARD))
-		err = -ERANGE;
+	err = lclk_next(&ld->state, c, ktime_get_ns(), &next, &at);
 	if (!err) {
 		ld->state = next;
 		lclk_publish(ld->page, &next);
@@ -269,7 +141,7 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c)
 	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
 
 	if (!err)
-		lclk_count_step(ld, before, after);
+		lclk_count_step(&ld->ctr, at.before, at.after);
 	return err;
 }
 
@@ -310,7 +182,7 @@ int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 	lclk_write_end(p);
 	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
 
-	lclk_count_step(ld, old, offset_ns);
+	lclk_count_step(&ld->ctr, old, offset_ns);
 	return 0;
 }
 
@@ -323,57 +195,23 @@ s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu)
 /* ---- system sleep -------------------------------------------------------- */
 
 /*
- * The most the kernel's measurement of a sleep can be off: the RTC it
- * falls back to counts whole seconds.
- */
-#define LCLK_SLEEP_ERROR_NS	NSEC_PER_SEC
-
-/*
- * Fold a system sleep into the model. CLOCK_MONOTONIC stood still while
- * the system slept, so logical time is behind by the sleep, and neither
- * the bound's growth nor the holdover clock (both measured on
- * CLOCK_MONOTONIC) saw it. Make the model what it would be had the base
- * clock run through the sleep: logical time steps forward by the sleep,
- * the last update moves back by it (so the bound grows by max_drift over
- * it), the bound takes the sleep measurement's error, and the status is
- * HOLDOVER, because no one disciplined the clock while it slept.
+ * Fold the system sleep since the last resume into the model, through the
+ * change path every other change takes (LCLK_CHANGE_SLEEP: what it does
+ * is in lclk_state.h), so that it is checked and counted alike: an update
+ * and a step.
  *
  * Called on resume before user space is thawed, so that no reader of the
  * page, which cannot see the sleep without a system call, reads the
- * model from before it.
+ * model from before it. Only this function moves boot_offset_ns, and the
+ * PM core resumes a device once at a time, so it may read it unlocked.
  */
 void lclk_resume(struct lclk_dev *ld)
 {
-	struct lclk_state *s = &ld->state;
-	struct lclk_params *m = &s->params;
-	unsigned long irqflags;
-	s64 now, slept, boot;
+	struct lclk_change c = { .modes = LCLK_CHANGE_SLEEP };
 
-	raw_spin_lock_irqsave(&ld->lock, irqflags);
-	boot = lclk_boot_offset_ns();
-	slept = boot - s->boot_offset_ns;
-	if (slept <= 0) {
-		raw_spin_unlock_irqrestore(&ld->lock, irqflags);
-		return;
-	}
-	lclk_write_begin(ld->page);
-	now = ktime_get_ns();
-	m->offset_ns += lclk_scale(now - m->t0_ns, m->rate_mult);
-	m->t0_ns = now;
-	m->offset_ns = min(m->offset_ns + slept, (s64)LCLK_MAX_OFFSET_NS);
-	s->boot_offset_ns = boot;
-	if (m->status != LCLK_STATUS_UNSYNCED) {
-		m->last_update_ns -= slept;
-		m->bound0_ns += LCLK_SLEEP_ERROR_NS;
-		m->status = LCLK_STATUS_HOLDOVER;
-		if (m->bound0_ns > LCLK_MAX_BOUND_NS)
-			m->status = LCLK_STATUS_UNSYNCED;
-	}
-	lclk_publish(ld->page, s);
-	lclk_write_end(ld->page);
-	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
-
-	atomic64_inc(&ld->ctr.steps);
+	c.sleep_ns = lclk_boot_offset_ns() - ld->state.boot_offset_ns;
+	if (c.sleep_ns > 0 && lclk_apply(ld, &c))
+		atomic64_inc(&ld->ctr.rejected);
 }
 
 /* ---- reading ------------------------------------------------------------- */

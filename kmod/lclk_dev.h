@@ -15,8 +15,6 @@
 #ifndef _LCLK_DEV_H
 #define _LCLK_DEV_H
 
-#include <linux/atomic.h>
-#include <linux/bits.h>
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
@@ -27,20 +25,7 @@
 
 #include "lclk_model.h"
 #include "lclk_page.h"
-
-/* The model as its writer keeps it: what the page publishes, and more. */
-struct lclk_state {
-	struct lclk_params params;	/* copied to the page as a whole */
-	s64 boot_offset_ns;	/* CLOCK_BOOTTIME - CLOCK_MONOTONIC, last seen */
-};
-
-struct lclk_counters {
-	atomic64_t updates;
-	atomic64_t steps;
-	atomic64_t backward_steps;
-	atomic64_t rejected;
-	atomic64_t phc_adjustments;
-};
+#include "lclk_state.h"
 
 struct lclk_dev {
 	unsigned int index;
@@ -61,33 +46,6 @@ struct lclk_dev {
 	struct ptp_clock *ptp;		/* NULL if registration failed */
 
 	struct lclk_counters ctr;
-};
-
-/*
- * Internal change modes, beyond the uapi LCLK_SET_* bits, for STEP and the
- * PTP clock's settime.
- */
-#define LCLK_CHANGE_STEP	BIT(16)	/* add step_ns to the offset */
-#define LCLK_CHANGE_TIME	BIT(17)	/* logical(now) becomes time_ns */
-/*
- * An unmeasured step (the PTP clock's settime and adjtime): the bound
- * grows by the size of the step, within which the reference still lies.
- */
-#define LCLK_CHANGE_WIDEN	BIT(18)
-
-/* One change to the model, from an ioctl or from the PTP clock. */
-struct lclk_change {
-	u32 modes;		/* LCLK_SET_* | LCLK_CHANGE_* */
-	u32 flags;		/* LCLK_ALLOW_BACKWARD */
-	s64 t0_ns;		/* 0 = now */
-	s64 offset_ns;
-	s64 rate_ppt;
-	s64 bound_ns;
-	s64 holdover_ns;
-	u32 max_drift_ppb;
-	u32 model_flags;
-	s64 step_ns;
-	s64 time_ns;
 };
 
 /*
