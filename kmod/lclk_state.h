@@ -113,30 +113,36 @@ static inline int lclk_check_change(const struct lclk_change *c,
 }
 
 /*
- * Fold a system sleep into the model re-anchored at now (m). The base
- * clock stood still while the system slept, so logical time is behind by
- * the sleep, and neither the bound's growth nor the holdover clock (both
- * measured on the base clock) saw it. Make the model what it would be had
- * the base clock run through the sleep: logical time steps forward by the
- * sleep, the last update moves back by it (so the bound grows by
- * max_drift over it), the bound takes the sleep measurement's error, and
- * the status is HOLDOVER, because no one disciplined the clock while it
- * slept.
+ * Fold a system sleep into the model, re-anchored at now: o is the model
+ * before, m the one being built. The base clock stood still while the
+ * system slept, so logical time is behind by the sleep, and neither the
+ * bound's growth nor the holdover clock (both measured on the base clock)
+ * saw it. Make the model what it would be had the base clock run through
+ * the sleep: logical time at now is the old line at now + sleep, the
+ * learned rate included (a sleep of 8 h at 500 ppm is 14.4 s more), the
+ * last update moves back by the sleep (so the bound grows by max_drift
+ * over it), the bound takes the sleep measurement's error, and the status
+ * is HOLDOVER, because no one disciplined the clock while it slept.
  *
  * A sleep cannot be refused as a change can: it has happened, and the
  * model from before it is now wrong by the sleep while its bound claims
- * otherwise. So where the result leaves the ranges the ABI promises (an
- * offset beyond LCLK_MAX_OFFSET_NS, 146 years; a bound beyond
- * LCLK_MAX_BOUND_NS), the clock runs on from where it was and says it no
- * longer knows the time: UNSYNCED, as an unmeasured step whose bound would
- * overflow does (LCLK_CHANGE_WIDEN). Never a clamped offset, which would
- * be a wrong time under a bound that claims it right.
+ * otherwise. So where the result leaves the ranges the ABI promises, the
+ * clock says it no longer knows the time: UNSYNCED, as an unmeasured step
+ * whose bound would overflow does (LCLK_CHANGE_WIDEN). An offset beyond
+ * LCLK_MAX_OFFSET_NS (146 years) is not taken: logical time runs on from
+ * where it was. Never a clamped offset, which would be a wrong time under
+ * a bound that claims it right.
  */
-static inline void lclk_fold_sleep(struct lclk_params *m, s64 sleep)
+static inline void lclk_fold_sleep(const struct lclk_params *o, s64 now,
+				   s64 sleep, struct lclk_params *m)
 {
-	s64 offset, last;
+	s64 span, offset, last;
 
-	if (check_add_overflow(m->offset_ns, sleep, &offset) ||
+	/* One scaling over the whole span, t0 to now + sleep: one rounding. */
+	if (check_add_overflow(now - o->t0_ns, sleep, &span) ||
+	    check_add_overflow(o->offset_ns, sleep, &offset) ||
+	    check_add_overflow(offset, lclk_scale(span, o->rate_mult),
+			       &offset) ||
 	    !lclk_offset_ok(offset)) {
 		m->status = LCLK_STATUS_UNSYNCED;
 		return;
@@ -176,7 +182,7 @@ static inline int lclk_build(const struct lclk_state *old,
 
 	if (c->modes & LCLK_CHANGE_SLEEP) {
 		s->boot_offset_ns += c->sleep_ns;
-		lclk_fold_sleep(m, c->sleep_ns);
+		lclk_fold_sleep(o, now, c->sleep_ns, m);
 		return 0;
 	}
 	if (c->modes & LCLK_SET_RATE) {
