@@ -218,7 +218,7 @@ static void test_reference(void)
 		__s64 last = between(0, 1LL << 62);
 		__s64 t = i & 1 ? last + between(-1000, 1000) :
 				  between(0, 1LL << 62);
-		__u32 st = next() % 2;	/* stored: UNSYNCED or SYNCED */
+		__u32 st = next() % 3;	/* stored: UNSYNCED, SYNCED, HOLDOVER */
 		__s64 b0 = between(0, LCLK_MAX_BOUND_NS);
 		__s64 dm = lclk_ppb_to_mult(next() % (LCLK_MAX_DRIFT_PPB + 1));
 		__s64 h = i & 2 ? between(0, 2000) : between(0, 1LL << 62);
