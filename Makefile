@@ -166,7 +166,9 @@ $(KSFT_H): $(LINUX_SRC_TAR)
 	$(Q)cp $(BUILD)/kernel-src/tools/testing/selftests/kselftest*.h $(@D)/
 $(CHECKPATCH): $(KSFT_H)
 
-$(BUILD)/tests/host/%: tests/host/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/host/*.h tests/host/*/*.h)
+# kmod/lclk_state.h: the model's transition function, built on the host too.
+$(BUILD)/tests/host/%: tests/host/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/host/*.h tests/host/*/*.h include/*.h) \
+		include/uapi/linux/lclk.h kmod/lclk_state.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/host $< $(TOOL_LIB) -o $@ $(LDLIBS)
 

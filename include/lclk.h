@@ -104,26 +104,28 @@ static inline __s64 lclk_monotonic_ns(void)
 }
 
 /*
- * Logical time for base time t. cpu >= 0 applies that CPU's offset (the
- * caller read t on it); cpu < 0 applies none and, with want_cpu, reads the
- * clock itself, pinning the reading to the CPU it ran on.
+ * Logical time for base time t from model m: the page's, read field by
+ * field under its seqcount (only the fields evaluation needs), or a copy.
+ * cpu >= 0 applies that CPU's offset from page p (the caller read t on
+ * it); cpu < 0, or no page, applies none.
  */
-static inline void lclk_eval(const struct lclk_page *p, __s64 t, __s32 cpu,
+static inline void lclk_eval(const struct lclk_params *m,
+			     const struct lclk_page *p, __s64 t, __s32 cpu,
 			     struct lclk_now *out)
 {
-	__u32 status = LCLK_LOAD(p->status);
-	__s64 last = LCLK_LOAD(p->last_update_ns);
+	__u32 status = LCLK_LOAD(m->status);
+	__s64 last = LCLK_LOAD(m->last_update_ns);
 
 	out->base_ns = t;
 	out->cpu = cpu;
-	out->time_ns = lclk_logical(t, LCLK_LOAD(p->t0_ns),
-				    LCLK_LOAD(p->offset_ns),
-				    LCLK_LOAD(p->rate_mult));
-	if (cpu >= 0 && (__u32)cpu < LCLK_LOAD(p->ncpus))
+	out->time_ns = lclk_logical(t, LCLK_LOAD(m->t0_ns),
+				    LCLK_LOAD(m->offset_ns),
+				    LCLK_LOAD(m->rate_mult));
+	if (p && cpu >= 0 && (__u32)cpu < LCLK_LOAD(p->ncpus))
 		out->time_ns += LCLK_LOAD(p->cpu_offset_ns[cpu]);
-	out->bound_ns = lclk_bound(t, status, LCLK_LOAD(p->bound0_ns), last,
-				   LCLK_LOAD(p->drift_mult));
-	out->status = lclk_status(t, status, last, LCLK_LOAD(p->holdover_ns));
+	out->bound_ns = lclk_bound(t, status, LCLK_LOAD(m->bound0_ns), last,
+				   LCLK_LOAD(m->drift_mult));
+	out->status = lclk_status(t, status, last, LCLK_LOAD(m->holdover_ns));
 }
 
 /*
@@ -178,10 +180,11 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 				return lclk_now_ioctl(c, out);
 			if (sched_getcpu() != cpu)
 				continue;	/* migrated: offset unknown */
-			lclk_eval(p, t, cpu, out);
+			lclk_eval(&p->params, p, t, cpu, out);
 		} else {
 			/* the common case: no CPU number, no table */
-			lclk_eval(p, lclk_monotonic_ns(), -1, out);
+			lclk_eval(&p->params, p, lclk_monotonic_ns(), -1,
+				  out);
 		}
 		if (!lclk_read_retry(p, seq))
 			return 0;
@@ -189,39 +192,53 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 }
 
 /*
+ * The evaluable model from GET_MODEL's: the multipliers from the rates.
+ * GET_MODEL's status is as of now; lclk_status() keeps a HOLDOVER.
+ */
+static inline void lclk_params_of(const struct lclk_model *m,
+				  struct lclk_params *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->t0_ns = m->t0_ns;
+	out->offset_ns = m->offset_ns;
+	out->rate_ppt = m->rate_ppt;
+	out->rate_mult = lclk_ppt_to_mult(m->rate_ppt);
+	out->bound0_ns = m->bound0_ns;
+	out->last_update_ns = m->last_update_ns;
+	out->holdover_ns = m->holdover_ns;
+	out->drift_mult = lclk_ppb_to_mult(m->max_drift_ppb);
+	out->max_drift_ppb = m->max_drift_ppb;
+	out->status = m->status;
+	out->model_flags = m->flags;
+}
+
+/*
  * lclk_from_base() without the page: the model from GET_MODEL (and the
- * CPU's offset from GET_CPU_OFFSET), evaluated as lclk_eval() does. A
- * failed ioctl leaves the reading UNSYNCED with an unknown bound.
+ * CPU's offset from GET_CPU_OFFSET), evaluated as from the page. A failed
+ * ioctl leaves the reading UNSYNCED with an unknown bound.
  */
 static inline void lclk_from_model(const struct lclk_clock *c, __s64 base_ns,
 				   __s32 cpu, struct lclk_now *out)
 {
 	struct lclk_cpu_offset co;
+	struct lclk_params params;
 	struct lclk_model m;
-	__u32 status;
 
 	memset(&m, 0, sizeof(m));
-	out->base_ns = base_ns;
-	out->cpu = cpu;
 	if (ioctl(c->fd, LCLK_IOC_GET_MODEL, &m) < 0) {
+		out->base_ns = base_ns;
+		out->cpu = cpu;
 		out->time_ns = base_ns;
 		out->bound_ns = LCLK_BOUND_UNKNOWN;
 		out->status = LCLK_STATUS_UNSYNCED;
 		return;
 	}
-	out->time_ns = lclk_logical(base_ns, m.t0_ns, m.offset_ns,
-				    lclk_ppt_to_mult(m.rate_ppt));
+	lclk_params_of(&m, &params);
+	lclk_eval(&params, NULL, base_ns, cpu, out);
 	memset(&co, 0, sizeof(co));
 	co.cpu = (__u32)cpu;
 	if (cpu >= 0 && ioctl(c->fd, LCLK_IOC_GET_CPU_OFFSET, &co) == 0)
 		out->time_ns += co.offset_ns;
-	/* GET_MODEL's status is as of now: HOLDOVER stays HOLDOVER */
-	status = m.status;
-	out->bound_ns = lclk_bound(base_ns, status, m.bound0_ns,
-				   m.last_update_ns,
-				   lclk_ppb_to_mult(m.max_drift_ppb));
-	out->status = lclk_status(base_ns, status, m.last_update_ns,
-				  m.holdover_ns);
 }
 
 /*
@@ -240,7 +257,7 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 
 	do {
 		seq = lclk_read_begin(c->page);
-		lclk_eval(c->page, base_ns, cpu, out);
+		lclk_eval(&c->page->params, c->page, base_ns, cpu, out);
 	} while (lclk_read_retry(c->page, seq));
 }
 

@@ -82,7 +82,11 @@ static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
 	return (bound & ~unknown) | (LCLK_BOUND_UNKNOWN & unknown);
 }
 
-/* Status as of base time t, from the stored status (UNSYNCED or SYNCED). */
+/*
+ * Status as of base time t, from the stored status: UNSYNCED, SYNCED, or
+ * HOLDOVER, which a resume stores (no one disciplined the clock through
+ * the sleep) and which stays until the next sync.
+ */
 static inline __u32 lclk_status(__s64 t, __u32 status, __s64 last_update,
 				__s64 holdover)
 {

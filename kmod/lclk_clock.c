@@ -16,13 +16,12 @@
  * was therefore taken before now and is at most logical(now), and every
  * reading under the new model is at least logical(now) unless the change
  * steps backwards, which the caller has to allow explicitly. That is what
- * keeps logical time monotonic per CPU across updates.
+ * keeps logical time monotonic per CPU across updates. What a change does
+ * to the model, and how it is checked and counted, is lclk_state.h's.
  */
 #include <linux/errno.h>
 #include <linux/kernel.h>
-#include <linux/minmax.h>
 #include <linux/mm.h>
-#include <linux/overflow.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
@@ -48,20 +47,13 @@ static void lclk_write_end(struct lclk_page *p)
 	WRITE_ONCE(p->seq, p->seq + 1);
 }
 
-/* Copy the writer's state to the page; seq is odd. */
+/*
+ * Copy the writer's model to the page; seq is odd. Plain stores, as the
+ * vDSO's writer makes: readers that race with them retry (lclk_page.h).
+ */
 static void lclk_publish(struct lclk_page *p, const struct lclk_state *s)
 {
-	WRITE_ONCE(p->status, s->status);
-	WRITE_ONCE(p->model_flags, s->model_flags);
-	WRITE_ONCE(p->max_drift_ppb, s->max_drift_ppb);
-	WRITE_ONCE(p->t0_ns, s->t0_ns);
-	WRITE_ONCE(p->offset_ns, s->offset_ns);
-	WRITE_ONCE(p->rate_ppt, s->rate_ppt);
-	WRITE_ONCE(p->rate_mult, s->rate_mult);
-	WRITE_ONCE(p->drift_mult, s->drift_mult);
-	WRITE_ONCE(p->bound0_ns, s->bound0_ns);
-	WRITE_ONCE(p->last_update_ns, s->last_update_ns);
-	WRITE_ONCE(p->holdover_ns, s->holdover_ns);
+	p->params = s->params;
 }
 
 /* ---- setting up --------------------------------------------------------- */
@@ -78,6 +70,7 @@ static s64 lclk_boot_offset_ns(void)
 int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 {
 	struct lclk_state *s = &ld->state;
+	struct lclk_params *m = &s->params;
 	struct lclk_page *p;
 	s64 now;
 
@@ -93,20 +86,16 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 	/*
 	 * Start where a NIC's PTP clock starts, at CLOCK_REALTIME, so that
 	 * an unsynchronised clock is at least in the right epoch. The status
-	 * says UNSYNCED and the bound is unknown until someone sets one.
+	 * says UNSYNCED and the bound is unknown until someone sets one. The
+	 * rest of the model starts at zero (ld is zeroed): no rate, no flags.
 	 */
 	now = ktime_get_ns();
-	s->t0_ns = now;
-	s->offset_ns = ktime_get_real_ns() - now;
-	s->rate_ppt = 0;
-	s->rate_mult = 0;
-	s->bound0_ns = 0;
-	s->last_update_ns = 0;
-	s->holdover_ns = holdover_ns;
-	s->max_drift_ppb = drift_ppb;
-	s->drift_mult = lclk_ppb_to_mult(drift_ppb);
-	s->status = LCLK_STATUS_UNSYNCED;
-	s->model_flags = 0;
+	m->t0_ns = now;
+	m->offset_ns = ktime_get_real_ns() - now;
+	m->holdover_ns = holdover_ns;
+	m->max_drift_ppb = drift_ppb;
+	m->drift_mult = lclk_ppb_to_mult(drift_ppb);
+	m->status = LCLK_STATUS_UNSYNCED;
 	s->boot_offset_ns = lclk_boot_offset_ns();
 
 	p->magic = LCLK_PAGE_MAGIC;
@@ -124,124 +113,6 @@ void lclk_clock_free(struct lclk_dev *ld)
 
 /* ---- changing the model ------------------------------------------------- */
 
-static bool lclk_offset_ok(s64 offset)
-{
-	return offset >= -LCLK_MAX_OFFSET_NS && offset <= LCLK_MAX_OFFSET_NS;
-}
-
-/* The checks that do not depend on the current model or time. */
-static int lclk_check_change(const struct lclk_dev *ld,
-			     const struct lclk_change *c)
-{
-	if (c->flags & ~LCLK_ALL_FLAGS)
-		return -EINVAL;
-	/* A sync and an unsync at once contradict each other. */
-	if ((c->modes & LCLK_SET_BOUND) && (c->modes & LCLK_SET_UNSYNC))
-		return -EINVAL;
-	if ((c->modes & (LCLK_SET_OFFSET | LCLK_SET_BOUND)) && c->t0_ns < 0)
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_OFFSET) && !lclk_offset_ok(c->offset_ns))
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_RATE) &&
-	    (c->rate_ppt > ld->max_rate_ppt || c->rate_ppt < -ld->max_rate_ppt))
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_BOUND) &&
-	    (c->bound_ns < 0 || c->bound_ns > LCLK_MAX_BOUND_NS))
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_HOLDOVER) && c->holdover_ns < 0)
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_MAX_DRIFT) &&
-	    c->max_drift_ppb > LCLK_MAX_DRIFT_PPB)
-		return -EINVAL;
-	if ((c->modes & LCLK_SET_FLAGS) && (c->model_flags & ~LCLK_MODEL_TAI))
-		return -EINVAL;
-	if ((c->modes & LCLK_CHANGE_STEP) && !lclk_offset_ok(c->step_ns))
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * Build the new state from the old one and the change, re-anchored at now.
- * Returns 0 or -EOVERFLOW if the result leaves the ranges the ABI promises.
- */
-static int lclk_build(const struct lclk_state *old,
-		      const struct lclk_change *c, s64 now,
-		      struct lclk_state *s)
-{
-	s64 anchored, step;
-
-	*s = *old;
-
-	/* Same line, new anchor: logical(now) does not change. */
-	s->t0_ns = now;
-	s->offset_ns = old->offset_ns +
-		       lclk_scale(now - old->t0_ns, old->rate_mult);
-	anchored = s->offset_ns;
-
-	if (c->modes & LCLK_SET_RATE) {
-		s->rate_ppt = c->rate_ppt;
-		s->rate_mult = lclk_ppt_to_mult(c->rate_ppt);
-	}
-	if (c->modes & LCLK_SET_OFFSET) {
-		s64 t0 = c->t0_ns ? c->t0_ns : now;
-
-		/* offset_ns held at t0, and the (new) rate ran since. */
-		s->offset_ns = c->offset_ns +
-			       lclk_scale(now - t0, s->rate_mult);
-	}
-	if ((c->modes & LCLK_CHANGE_STEP) &&
-	    check_add_overflow(s->offset_ns, c->step_ns, &s->offset_ns))
-		return -EOVERFLOW;
-	if ((c->modes & LCLK_CHANGE_TIME) &&
-	    check_sub_overflow(c->time_ns, now, &s->offset_ns))
-		return -EOVERFLOW;
-	if (!lclk_offset_ok(s->offset_ns))
-		return -EOVERFLOW;
-
-	if (c->modes & LCLK_SET_MAX_DRIFT) {
-		s->max_drift_ppb = c->max_drift_ppb;
-		s->drift_mult = lclk_ppb_to_mult(c->max_drift_ppb);
-	}
-	if (c->modes & LCLK_SET_HOLDOVER)
-		s->holdover_ns = c->holdover_ns;
-	if (c->modes & LCLK_SET_FLAGS)
-		s->model_flags = c->model_flags;
-	if (c->modes & LCLK_SET_BOUND) {
-		s64 t0 = c->t0_ns ? c->t0_ns : now;
-		s64 bound = c->bound_ns;
-
-		/* The bound was measured at t0; it has grown since. */
-		if (now > t0)
-			bound += lclk_scale(now - t0, s->drift_mult);
-		if (bound > LCLK_MAX_BOUND_NS)
-			return -EOVERFLOW;
-		s->bound0_ns = bound;
-		s->last_update_ns = now;
-		s->status = LCLK_STATUS_SYNCED;
-	}
-	if (c->modes & LCLK_SET_UNSYNC)
-		s->status = LCLK_STATUS_UNSYNCED;
-	if ((c->modes & LCLK_CHANGE_WIDEN) &&
-	    s->status != LCLK_STATUS_UNSYNCED) {
-		/* Both offsets are within LCLK_MAX_OFFSET_NS: no overflow. */
-		step = abs(s->offset_ns - anchored);
-		if (s->bound0_ns > LCLK_MAX_BOUND_NS - step)
-			s->status = LCLK_STATUS_UNSYNCED;
-		else
-			s->bound0_ns += step;
-	}
-	return 0;
-}
-
-static void lclk_count_step(struct lclk_dev *ld, s64 before, s64 after)
-{
-	atomic64_inc(&ld->ctr.updates);
-	if (after != before)
-		atomic64_inc(&ld->ctr.steps);
-	if (after < before)
-		atomic64_inc(&ld->ctr.backward_steps);
-}
-
 /*
  * Apply a change atomically. -EINVAL for values out of range, -ERANGE for
  * a backward step without LCLK_ALLOW_BACKWARD, -EOVERFLOW when the result
@@ -250,23 +121,17 @@ static void lclk_count_step(struct lclk_dev *ld, s64 before, s64 after)
 int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c)
 {
 	struct lclk_state next;
+	struct lclk_step_at at;
 	unsigned long irqflags;
-	s64 now, before, after;
 	int err;
 
-	err = lclk_check_change(ld, c);
+	err = lclk_check_change(c, ld->max_rate_ppt);
 	if (err)
 		return err;
 
 	raw_spin_lock_irqsave(&ld->lock, irqflags);
 	lclk_write_begin(ld->page);
-	now = ktime_get_ns();
-	err = lclk_build(&ld->state, c, now, &next);
-	before = lclk_logical(now, ld->state.t0_ns, ld->state.offset_ns,
-			      ld->state.rate_mult);
-	after = now + next.offset_ns;	/* next.t0_ns == now */
-	if (!err && after < before && !(c->flags & LCLK_ALLOW_BACKWARD))
-		err = -ERANGE;
+	err = lclk_next(&ld->state, c, ktime_get_ns(), &next, &at);
 	if (!err) {
 		ld->state = next;
 		lclk_publish(ld->page, &next);
@@ -276,7 +141,7 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c)
 	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
 
 	if (!err)
-		lclk_count_step(ld, before, after);
+		lclk_count_step(&ld->ctr, at.before, at.after);
 	return err;
 }
 
@@ -317,7 +182,7 @@ int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 	lclk_write_end(p);
 	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
 
-	lclk_count_step(ld, old, offset_ns);
+	lclk_count_step(&ld->ctr, old, offset_ns);
 	return 0;
 }
 
@@ -330,56 +195,23 @@ s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu)
 /* ---- system sleep -------------------------------------------------------- */
 
 /*
- * The most the kernel's measurement of a sleep can be off: the RTC it
- * falls back to counts whole seconds.
- */
-#define LCLK_SLEEP_ERROR_NS	NSEC_PER_SEC
-
-/*
- * Fold a system sleep into the model. CLOCK_MONOTONIC stood still while
- * the system slept, so logical time is behind by the sleep, and neither
- * the bound's growth nor the holdover clock (both measured on
- * CLOCK_MONOTONIC) saw it. Make the model what it would be had the base
- * clock run through the sleep: logical time steps forward by the sleep,
- * the last update moves back by it (so the bound grows by max_drift over
- * it), the bound takes the sleep measurement's error, and the status is
- * HOLDOVER, because no one disciplined the clock while it slept.
+ * Fold the system sleep since the last resume into the model, through the
+ * change path every other change takes (LCLK_CHANGE_SLEEP: what it does
+ * is in lclk_state.h), so that it is checked and counted alike: an update
+ * and a step.
  *
  * Called on resume before user space is thawed, so that no reader of the
  * page, which cannot see the sleep without a system call, reads the
- * model from before it.
+ * model from before it. Only this function moves boot_offset_ns, and the
+ * PM core resumes a device once at a time, so it may read it unlocked.
  */
 void lclk_resume(struct lclk_dev *ld)
 {
-	struct lclk_state *s = &ld->state;
-	unsigned long irqflags;
-	s64 now, slept, boot;
+	struct lclk_change c = { .modes = LCLK_CHANGE_SLEEP };
 
-	raw_spin_lock_irqsave(&ld->lock, irqflags);
-	boot = lclk_boot_offset_ns();
-	slept = boot - s->boot_offset_ns;
-	if (slept <= 0) {
-		raw_spin_unlock_irqrestore(&ld->lock, irqflags);
-		return;
-	}
-	lclk_write_begin(ld->page);
-	now = ktime_get_ns();
-	s->offset_ns += lclk_scale(now - s->t0_ns, s->rate_mult);
-	s->t0_ns = now;
-	s->offset_ns = min(s->offset_ns + slept, (s64)LCLK_MAX_OFFSET_NS);
-	s->boot_offset_ns = boot;
-	if (s->status != LCLK_STATUS_UNSYNCED) {
-		s->last_update_ns -= slept;
-		s->bound0_ns += LCLK_SLEEP_ERROR_NS;
-		s->status = LCLK_STATUS_HOLDOVER;
-		if (s->bound0_ns > LCLK_MAX_BOUND_NS)
-			s->status = LCLK_STATUS_UNSYNCED;
-	}
-	lclk_publish(ld->page, s);
-	lclk_write_end(ld->page);
-	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
-
-	atomic64_inc(&ld->ctr.steps);
+	c.sleep_ns = lclk_boot_offset_ns() - ld->state.boot_offset_ns;
+	if (c.sleep_ns > 0 && lclk_apply(ld, &c))
+		atomic64_inc(&ld->ctr.rejected);
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -390,25 +222,14 @@ void lclk_resume(struct lclk_dev *ld)
  * anyone who may open the device, and must never take the writer's lock
  * (a raw spinlock with interrupts off) and so delay a writer.
  */
-void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now)
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now)
 {
 	const struct lclk_page *p = ld->page;
 	u32 seq;
 
-	memset(st, 0, sizeof(*st));
 	do {
 		seq = lclk_read_begin(p);
-		st->status = READ_ONCE(p->status);
-		st->model_flags = READ_ONCE(p->model_flags);
-		st->max_drift_ppb = READ_ONCE(p->max_drift_ppb);
-		st->t0_ns = READ_ONCE(p->t0_ns);
-		st->offset_ns = READ_ONCE(p->offset_ns);
-		st->rate_ppt = READ_ONCE(p->rate_ppt);
-		st->rate_mult = READ_ONCE(p->rate_mult);
-		st->drift_mult = READ_ONCE(p->drift_mult);
-		st->bound0_ns = READ_ONCE(p->bound0_ns);
-		st->last_update_ns = READ_ONCE(p->last_update_ns);
-		st->holdover_ns = READ_ONCE(p->holdover_ns);
+		lclk_page_params(p, m);
 		*now = ktime_get_ns();
 	} while (lclk_read_retry(p, seq));
 }

@@ -15,8 +15,6 @@
 #ifndef _LCLK_DEV_H
 #define _LCLK_DEV_H
 
-#include <linux/atomic.h>
-#include <linux/bits.h>
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
@@ -27,30 +25,7 @@
 
 #include "lclk_model.h"
 #include "lclk_page.h"
-
-/* The model as its writer keeps it; mirrored into struct lclk_page. */
-struct lclk_state {
-	s64 t0_ns;
-	s64 offset_ns;
-	s64 rate_ppt;
-	s64 rate_mult;
-	s64 bound0_ns;
-	s64 last_update_ns;
-	s64 holdover_ns;
-	s64 drift_mult;
-	u32 max_drift_ppb;
-	u32 status;		/* stored: UNSYNCED, SYNCED or HOLDOVER */
-	u32 model_flags;
-	s64 boot_offset_ns;	/* CLOCK_BOOTTIME - CLOCK_MONOTONIC, last seen */
-};
-
-struct lclk_counters {
-	atomic64_t updates;
-	atomic64_t steps;
-	atomic64_t backward_steps;
-	atomic64_t rejected;
-	atomic64_t phc_adjustments;
-};
+#include "lclk_state.h"
 
 struct lclk_dev {
 	unsigned int index;
@@ -74,33 +49,6 @@ struct lclk_dev {
 };
 
 /*
- * Internal change modes, beyond the uapi LCLK_SET_* bits, for STEP and the
- * PTP clock's settime.
- */
-#define LCLK_CHANGE_STEP	BIT(16)	/* add step_ns to the offset */
-#define LCLK_CHANGE_TIME	BIT(17)	/* logical(now) becomes time_ns */
-/*
- * An unmeasured step (the PTP clock's settime and adjtime): the bound
- * grows by the size of the step, within which the reference still lies.
- */
-#define LCLK_CHANGE_WIDEN	BIT(18)
-
-/* One change to the model, from an ioctl or from the PTP clock. */
-struct lclk_change {
-	u32 modes;		/* LCLK_SET_* | LCLK_CHANGE_* */
-	u32 flags;		/* LCLK_ALLOW_BACKWARD */
-	s64 t0_ns;		/* 0 = now */
-	s64 offset_ns;
-	s64 rate_ppt;
-	s64 bound_ns;
-	s64 holdover_ns;
-	u32 max_drift_ppb;
-	u32 model_flags;
-	s64 step_ns;
-	s64 time_ns;
-};
-
-/*
  * The caller's CLOCK_MONOTONIC minus the host's: non-zero in a time
  * namespace with a monotonic offset. The page and the model are in the
  * host's CLOCK_MONOTONIC; every base time an ioctl or read() takes or
@@ -121,7 +69,7 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c);
 int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 			u32 flags);
 s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu);
-void lclk_snapshot(struct lclk_dev *ld, struct lclk_state *st, s64 *now);
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now);
 void lclk_resume(struct lclk_dev *ld);
 
 /* lclk_fops.c */

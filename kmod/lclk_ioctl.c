@@ -74,27 +74,36 @@ static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 	return copy_to_user(u, &t, sizeof(t)) ? -EFAULT : 0;
 }
 
+/*
+ * GET_MODEL's view of the model at base time now: in the caller's
+ * CLOCK_MONOTONIC (shift), the status as of now, rates as the ABI takes
+ * them (ppt and ppb, not the fixed-point multipliers).
+ */
+static void lclk_model_of(const struct lclk_params *p, s64 now, s64 shift,
+			  struct lclk_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->t0_ns = p->t0_ns + shift;
+	/* logical = base + offset: the same line in the caller's time */
+	m->offset_ns = p->offset_ns - shift;
+	m->rate_ppt = p->rate_ppt;
+	m->bound0_ns = p->bound0_ns;
+	m->last_update_ns = p->last_update_ns ? p->last_update_ns + shift : 0;
+	m->holdover_ns = p->holdover_ns;
+	m->max_drift_ppb = p->max_drift_ppb;
+	m->status = lclk_status(now, p->status, p->last_update_ns,
+				p->holdover_ns);
+	m->flags = p->model_flags;
+}
+
 static long lclk_ioc_get_model(struct lclk_dev *ld, struct lclk_model __user *u)
 {
+	struct lclk_params p;
 	struct lclk_model m;
-	struct lclk_state st;
-	s64 now, shift;
+	s64 now;
 
-	lclk_snapshot(ld, &st, &now);
-
-	memset(&m, 0, sizeof(m));
-	shift = lclk_caller_mono_shift();
-	m.t0_ns = st.t0_ns + shift;
-	/* logical = base + offset: the same line in the caller's time */
-	m.offset_ns = st.offset_ns - shift;
-	m.rate_ppt = st.rate_ppt;
-	m.bound0_ns = st.bound0_ns;
-	m.last_update_ns = st.last_update_ns ? st.last_update_ns + shift : 0;
-	m.holdover_ns = st.holdover_ns;
-	m.max_drift_ppb = st.max_drift_ppb;
-	m.status = lclk_status(now, st.status, st.last_update_ns,
-			       st.holdover_ns);
-	m.flags = st.model_flags;
+	lclk_snapshot(ld, &p, &now);
+	lclk_model_of(&p, now, lclk_caller_mono_shift(), &m);
 	return copy_to_user(u, &m, sizeof(m)) ? -EFAULT : 0;
 }
 

@@ -3,8 +3,9 @@
  * lclk: the kernel's reader of an instance's page, inline because it is
  * the whole of the GET_TIME ioctl and of the PTP clock's gettimex64. It is
  * include/lclk.h's lclk_now() in kernel terms: the same seqcount protocol,
- * the same fields, the same arithmetic from lclk_model.h, so that kernel
- * and userspace compute the same logical time for the same base reading.
+ * the same model (struct lclk_params), the same arithmetic from
+ * lclk_model.h, so that kernel and userspace compute the same logical time
+ * for the same base reading.
  */
 #ifndef _LCLK_PAGE_H
 #define _LCLK_PAGE_H
@@ -42,6 +43,35 @@ static inline bool lclk_read_retry(const struct lclk_page *p, u32 seq)
 }
 
 /*
+ * Copy the model off the page; between lclk_read_begin() and
+ * lclk_read_retry(), which alone makes the copy consistent.
+ */
+static __always_inline void lclk_page_params(const struct lclk_page *p,
+					     struct lclk_params *m)
+{
+	/*
+	 * A plain copy, as the vDSO reads its data page: it races with the
+	 * writer by design, and lclk_read_retry() throws away a copy the
+	 * writer tore. READ_ONCE() cannot copy a structure (and field by
+	 * field it would be the field list again); data_race() tells KCSAN
+	 * that the race is meant.
+	 */
+	*m = data_race(p->params);
+}
+
+/* The clock at base time t, without the per-CPU offset. */
+static inline void lclk_eval(const struct lclk_params *m, s64 t,
+			     struct lclk_reading *r)
+{
+	r->base_ns = t;
+	r->logical_ns = lclk_logical(t, m->t0_ns, m->offset_ns, m->rate_mult);
+	r->bound_ns = lclk_bound(t, m->status, m->bound0_ns,
+				 m->last_update_ns, m->drift_mult);
+	r->status = lclk_status(t, m->status, m->last_update_ns,
+				m->holdover_ns);
+}
+
+/*
  * Evaluate the clock now. cpu >= 0 adds that CPU's offset; the caller keeps
  * preemption off so that cpu is the one ktime_get_ns() ran on. sts may be
  * NULL; otherwise it brackets the base clock reading for the PTP core.
@@ -50,28 +80,21 @@ static __always_inline void lclk_page_read(const struct lclk_page *p, int cpu,
 					   struct ptp_system_timestamp *sts,
 					   struct lclk_reading *r)
 {
-	s64 t, last;
-	u32 seq, status;
+	struct lclk_params m;
+	s64 t, cpu_offset;
+	u32 seq;
 
 	do {
 		seq = lclk_read_begin(p);
 		ptp_read_system_prets(sts);
 		t = ktime_get_ns();
 		ptp_read_system_postts(sts);
-
-		status = READ_ONCE(p->status);
-		last = READ_ONCE(p->last_update_ns);
-		r->base_ns = t;
-		r->logical_ns = lclk_logical(t, READ_ONCE(p->t0_ns),
-					     READ_ONCE(p->offset_ns),
-					     READ_ONCE(p->rate_mult));
-		if (cpu >= 0)
-			r->logical_ns += READ_ONCE(p->cpu_offset_ns[cpu]);
-		r->bound_ns = lclk_bound(t, status, READ_ONCE(p->bound0_ns),
-					 last, READ_ONCE(p->drift_mult));
-		r->status = lclk_status(t, status, last,
-					READ_ONCE(p->holdover_ns));
+		lclk_page_params(p, &m);
+		cpu_offset = cpu >= 0 ? READ_ONCE(p->cpu_offset_ns[cpu]) : 0;
 	} while (lclk_read_retry(p, seq));
+
+	lclk_eval(&m, t, r);
+	r->logical_ns += cpu_offset;
 }
 
 #endif /* _LCLK_PAGE_H */

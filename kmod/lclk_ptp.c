@@ -82,15 +82,20 @@ static int lclk_ptp_adjtime(struct ptp_clock_info *info, s64 delta)
 
 /*
  * scaled_ppm is ppm with a 16-bit binary fraction, so ppt = scaled_ppm *
- * 10^6 / 2^16 = scaled_ppm * 15625 / 2^10. The PTP core has already held
- * it to max_adj ppb; what truncation of that check lets through (less than
- * 1 ppb) is clamped to the instance's limit.
+ * 10^6 / 2^16 = scaled_ppm * 15625 / 2^10. The PTP core's check against
+ * max_adj does not bound it: scaled_ppm_to_ppb() overflows for large
+ * values, which then pass, so any long may arrive here. What holds the
+ * rate to the instance's limit is the clamps: of scaled_ppm first (to one
+ * unit past the limit, which the second clamp then takes back), so that
+ * the product cannot overflow, then of the rate.
  */
 static int lclk_ptp_adjfine(struct ptp_clock_info *info, long scaled_ppm)
 {
 	struct lclk_dev *ld = lclk_of(info);
 	struct lclk_change c = { .modes = LCLK_SET_RATE };
+	long lim = div_s64(ld->max_rate_ppt * 1024, 15625) + 1;
 
+	scaled_ppm = clamp(scaled_ppm, -lim, lim);
 	c.rate_ppt = div_s64((s64)scaled_ppm * 15625, 1024);
 	c.rate_ppt = clamp(c.rate_ppt, -ld->max_rate_ppt, ld->max_rate_ppt);
 	return lclk_ptp_change(ld, &c);

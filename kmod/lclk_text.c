@@ -45,17 +45,13 @@ static void lclk_show_date(struct seq_file *m, s64 ns, bool tai)
 int lclk_text_show(struct seq_file *m, void *unused)
 {
 	struct lclk_dev *ld = m->private;
-	struct lclk_state st;
-	s64 now, logical, bound, since, shift;
+	struct lclk_reading r;
+	struct lclk_params st;
+	s64 now, since, shift;
 	unsigned int cpu;
-	u32 status;
 
 	lclk_snapshot(ld, &st, &now);
-	logical = lclk_logical(now, st.t0_ns, st.offset_ns, st.rate_mult);
-	status = lclk_status(now, st.status, st.last_update_ns,
-			     st.holdover_ns);
-	bound = lclk_bound(now, st.status, st.bound0_ns, st.last_update_ns,
-			   st.drift_mult);
+	lclk_eval(&st, now, &r);
 	since = st.last_update_ns ? now - st.last_update_ns : -1LL;
 
 	/* Base times in the reader's CLOCK_MONOTONIC (time namespaces). */
@@ -68,11 +64,11 @@ int lclk_text_show(struct seq_file *m, void *unused)
 
 	seq_printf(m, "device: lclk%u\n", ld->index);
 	seq_printf(m, "abi_version: %d\n", LCLK_ABI_VERSION);
-	seq_printf(m, "status: %s\n", lclk_status_name(status));
-	lclk_show_date(m, logical, st.model_flags & LCLK_MODEL_TAI);
-	seq_printf(m, "logical_ns: %lld\n", logical);
+	seq_printf(m, "status: %s\n", lclk_status_name(r.status));
+	lclk_show_date(m, r.logical_ns, st.model_flags & LCLK_MODEL_TAI);
+	seq_printf(m, "logical_ns: %lld\n", r.logical_ns);
 	seq_printf(m, "base_ns: %lld\n", now);
-	seq_printf(m, "bound_ns: %lld\n", bound);
+	seq_printf(m, "bound_ns: %lld\n", r.bound_ns);
 	seq_printf(m, "offset_ns: %lld\n", st.offset_ns);
 	seq_printf(m, "t0_ns: %lld\n", st.t0_ns);
 	seq_printf(m, "rate_ppt: %lld\n", st.rate_ppt);

@@ -136,7 +136,7 @@ static int64_t last_update_logical(const struct target_clock *tc)
 
 	if (!tc->logical)
 		return 0;
-	t = __atomic_load_n(&tc->lc.page->last_update_ns, __ATOMIC_RELAXED);
+	t = __atomic_load_n(&tc->lc.page->params.last_update_ns, __ATOMIC_RELAXED);
 	return t ? target_from_base(tc, t) : 0;
 }
 

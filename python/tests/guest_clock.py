@@ -104,7 +104,7 @@ class Guest(unittest.TestCase):
         with lclk.Clock("/dev/lclk1") as c1, lclk.Clock() as c0:
             i0, i1 = c0.info(), c1.info()
             self.assertEqual((i0["index"], i1["index"]), (0, 1))
-            self.assertEqual(i0["abi_version"], 1)
+            self.assertEqual(i0["abi_version"], 2)
             self.assertTrue(i0["mmap"])
             self.assertGreaterEqual(i0["mmap_size"], 4096)
             self.assertEqual(c1.path, "/dev/lclk1")

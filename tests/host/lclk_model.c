@@ -6,6 +6,7 @@
  * Prints TAP.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,7 +218,7 @@ static void test_reference(void)
 		__s64 last = between(0, 1LL << 62);
 		__s64 t = i & 1 ? last + between(-1000, 1000) :
 				  between(0, 1LL << 62);
-		__u32 st = next() % 2;	/* stored: UNSYNCED or SYNCED */
+		__u32 st = next() % 3;	/* stored: UNSYNCED, SYNCED, HOLDOVER */
 		__s64 b0 = between(0, LCLK_MAX_BOUND_NS);
 		__s64 dm = lclk_ppb_to_mult(next() % (LCLK_MAX_DRIFT_PPB + 1));
 		__s64 h = i & 2 ? between(0, 2000) : between(0, 1LL << 62);
@@ -245,17 +246,21 @@ static void test_reader(void)
 		abort();
 	p->magic = LCLK_PAGE_MAGIC;
 	p->ncpus = 4;
-	p->status = LCLK_STATUS_SYNCED;
-	p->t0_ns = 1000;
-	p->offset_ns = 1000000;
-	p->rate_ppt = 500000000;
-	p->rate_mult = lclk_ppt_to_mult(p->rate_ppt);
-	p->drift_mult = lclk_ppb_to_mult(50000);
-	p->bound0_ns = 10;
-	p->last_update_ns = 1000;
-	p->holdover_ns = 1000000000;
+	p->params.status = LCLK_STATUS_SYNCED;
+	p->params.t0_ns = 1000;
+	p->params.offset_ns = 1000000;
+	p->params.rate_ppt = 500000000;
+	p->params.rate_mult = lclk_ppt_to_mult(p->params.rate_ppt);
+	p->params.drift_mult = lclk_ppb_to_mult(50000);
+	p->params.bound0_ns = 10;
+	p->params.last_update_ns = 1000;
+	p->params.holdover_ns = 1000000000;
 	p->cpu_offset_ns[2] = 77;
 
+	ok(offsetof(struct lclk_page, params) == 24 &&
+	   sizeof(struct lclk_params) == 80 &&
+	   offsetof(struct lclk_page, cpu_offset_ns) == 152,
+	   "page layout of ABI %d", LCLK_ABI_VERSION);
 	lclk_from_base(&c, 1000 + 1000000000LL, -1, &n);
 	ok(n.time_ns == 1000 + 1000000000LL + 1000000 + 500000 - 1 &&
 	   n.bound_ns == 10 + 50000 - 1 && n.status == LCLK_STATUS_SYNCED &&

@@ -5,7 +5,7 @@ uint32_t clock_quality_drift_ppb(const struct target_clock *tc)
 {
 	if (!tc->logical)
 		return CLOCK_QUALITY_SYSTEM_DRIFT_PPB;
-	return __atomic_load_n(&tc->lc.page->max_drift_ppb, __ATOMIC_RELAXED);
+	return __atomic_load_n(&tc->lc.page->params.max_drift_ppb, __ATOMIC_RELAXED);
 }
 
 /* As chrony measures it: the least non-zero difference of close reads. */

@@ -29,7 +29,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define LCLK_ABI_VERSION	1
+#define LCLK_ABI_VERSION	2	/* 2: the page's model is a struct lclk_params */
 
 /* Sync status, as stored in the model and as seen by readers. */
 #define LCLK_STATUS_UNSYNCED	0	/* never synchronised */
@@ -170,6 +170,27 @@ struct lclk_stats {
  */
 #define LCLK_PAGE_MAGIC		0x6c636c6bU	/* "lclk" */
 
+/*
+ * The model as readers evaluate it, in the host's CLOCK_MONOTONIC: the one
+ * list of its fields. The page publishes it, the module keeps its own copy
+ * of it, and LCLK_IOC_GET_MODEL is made from it (struct lclk_model: the
+ * caller's CLOCK_MONOTONIC, the status as of now, no fixed-point rates).
+ */
+struct lclk_params {
+	__s64 t0_ns;		/* base time the offset is anchored at */
+	__s64 offset_ns;	/* logical - base at t0 */
+	__s64 rate_ppt;		/* logical runs faster by rate_ppt / 1e12 */
+	__s64 rate_mult;	/* rate_ppt in 2^-LCLK_RATE_SHIFT ns per ns */
+	__s64 bound0_ns;	/* error bound at last_update */
+	__s64 last_update_ns;	/* base time of the last sync, 0 if never */
+	__s64 holdover_ns;	/* SYNCED turns HOLDOVER this long after it */
+	__s64 drift_mult;	/* max_drift in 2^-LCLK_RATE_SHIFT ns per ns */
+	__u32 max_drift_ppb;	/* bound growth rate */
+	__u32 status;		/* stored: UNSYNCED, SYNCED or HOLDOVER */
+	__u32 model_flags;	/* LCLK_MODEL_* */
+	__u32 rsv;
+};
+
 /* struct lclk_page.flags */
 #define LCLK_PAGE_CPU_OFFSETS	(1U << 0)	/* some cpu_offset_ns is non-zero */
 
@@ -179,17 +200,8 @@ struct lclk_page {
 	__u32 abi_version;	/* LCLK_ABI_VERSION */
 	__u32 ncpus;		/* entries in cpu_offset_ns[] */
 	__u32 flags;		/* LCLK_PAGE_* */
-	__u32 status;		/* stored status: UNSYNCED, SYNCED or HOLDOVER */
-	__u32 model_flags;	/* LCLK_MODEL_* */
-	__u32 max_drift_ppb;
-	__s64 t0_ns;
-	__s64 offset_ns;
-	__s64 rate_ppt;
-	__s64 rate_mult;	/* rate_ppt in 2^-LCLK_RATE_SHIFT ns per ns */
-	__s64 drift_mult;	/* max_drift in 2^-LCLK_RATE_SHIFT ns per ns */
-	__s64 bound0_ns;
-	__s64 last_update_ns;
-	__s64 holdover_ns;
+	__u32 rsv0;
+	struct lclk_params params;
 	__u64 rsv[6];
 	__s64 cpu_offset_ns[];	/* indexed by CPU number */
 };

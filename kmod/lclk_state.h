@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lclk: the model's transition function. Every change to the model - an
+ * ioctl, the PTP clock, a resume from system sleep - is checked, built
+ * and counted here, by the same code. It is pure: no lock, no clock, no
+ * page; the caller (lclk_apply()) brings "now" and publishes the result.
+ * So it builds on the host too: tests/host/lclk_state.c runs it, with
+ * tests/host/kernel_shim.h for the kernel's types and helpers, against
+ * exact arithmetic.
+ */
+#ifndef _LCLK_STATE_H
+#define _LCLK_STATE_H
+
+#ifdef __KERNEL__
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/errno.h>
+#include <linux/overflow.h>
+#include <linux/time64.h>
+#include <linux/types.h>
+#endif
+
+#include "lclk_model.h"
+
+/* The model as its writer keeps it: what the page publishes, and more. */
+struct lclk_state {
+	struct lclk_params params;	/* copied to the page as a whole */
+	s64 boot_offset_ns;	/* CLOCK_BOOTTIME - CLOCK_MONOTONIC, folded in */
+};
+
+struct lclk_counters {
+	atomic64_t updates;
+	atomic64_t steps;
+	atomic64_t backward_steps;
+	atomic64_t rejected;
+	atomic64_t phc_adjustments;
+};
+
+/*
+ * Internal change modes, beyond the uapi LCLK_SET_* bits, for STEP, the
+ * PTP clock's settime and resume.
+ */
+#define LCLK_CHANGE_STEP	BIT(16)	/* add step_ns to the offset */
+#define LCLK_CHANGE_TIME	BIT(17)	/* logical(now) becomes time_ns */
+/*
+ * An unmeasured step (the PTP clock's settime and adjtime): the bound
+ * grows by the size of the step, within which the reference still lies.
+ */
+#define LCLK_CHANGE_WIDEN	BIT(18)
+/* The system slept sleep_ns (> 0) that the base clock did not count. */
+#define LCLK_CHANGE_SLEEP	BIT(19)
+
+/* One change to the model, from an ioctl, the PTP clock or a resume. */
+struct lclk_change {
+	u32 modes;		/* LCLK_SET_* | LCLK_CHANGE_* */
+	u32 flags;		/* LCLK_ALLOW_BACKWARD */
+	s64 t0_ns;		/* 0 = now */
+	s64 offset_ns;
+	s64 rate_ppt;
+	s64 bound_ns;
+	s64 holdover_ns;
+	u32 max_drift_ppb;
+	u32 model_flags;
+	s64 step_ns;
+	s64 time_ns;
+	s64 sleep_ns;
+};
+
+/*
+ * The most the kernel's measurement of a sleep can be off: the RTC it
+ * falls back to counts whole seconds.
+ */
+#define LCLK_SLEEP_ERROR_NS	NSEC_PER_SEC
+
+static inline bool lclk_offset_ok(s64 offset)
+{
+	return offset >= -LCLK_MAX_OFFSET_NS && offset <= LCLK_MAX_OFFSET_NS;
+}
+
+/* The checks that do not depend on the current model or time. */
+static inline int lclk_check_change(const struct lclk_change *c,
+				    s64 max_rate_ppt)
+{
+	if (c->flags & ~LCLK_ALL_FLAGS)
+		return -EINVAL;
+	/* A sync and an unsync at once contradict each other. */
+	if ((c->modes & LCLK_SET_BOUND) && (c->modes & LCLK_SET_UNSYNC))
+		return -EINVAL;
+	if ((c->modes & (LCLK_SET_OFFSET | LCLK_SET_BOUND)) && c->t0_ns < 0)
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_OFFSET) && !lclk_offset_ok(c->offset_ns))
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_RATE) &&
+	    (c->rate_ppt > max_rate_ppt || c->rate_ppt < -max_rate_ppt))
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_BOUND) &&
+	    (c->bound_ns < 0 || c->bound_ns > LCLK_MAX_BOUND_NS))
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_HOLDOVER) && c->holdover_ns < 0)
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_MAX_DRIFT) &&
+	    c->max_drift_ppb > LCLK_MAX_DRIFT_PPB)
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_FLAGS) && (c->model_flags & ~LCLK_MODEL_TAI))
+		return -EINVAL;
+	if ((c->modes & LCLK_CHANGE_STEP) && !lclk_offset_ok(c->step_ns))
+		return -EINVAL;
+	/* A sleep is folded alone: it happened under the model as it was. */
+	if ((c->modes & LCLK_CHANGE_SLEEP) &&
+	    (c->modes != LCLK_CHANGE_SLEEP || c->sleep_ns <= 0))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Fold a system sleep into the model, re-anchored at now: o is the model
+ * before, m the one being built. The base clock stood still while the
+ * system slept, so logical time is behind by the sleep, and neither the
+ * bound's growth nor the holdover clock (both measured on the base clock)
+ * saw it. Make the model what it would be had the base clock run through
+ * the sleep: logical time at now is the old line at now + sleep, the
+ * learned rate included (a sleep of 8 h at 500 ppm is 14.4 s more), the
+ * last update moves back by the sleep (so the bound grows by max_drift
+ * over it), the bound takes the sleep measurement's error, and the status
+ * is HOLDOVER, because no one disciplined the clock while it slept.
+ *
+ * A sleep cannot be refused as a change can: it has happened, and the
+ * model from before it is now wrong by the sleep while its bound claims
+ * otherwise. So where the result leaves the ranges the ABI promises, the
+ * clock says it no longer knows the time: UNSYNCED, as an unmeasured step
+ * whose bound would overflow does (LCLK_CHANGE_WIDEN). An offset beyond
+ * LCLK_MAX_OFFSET_NS (146 years) is not taken: logical time runs on from
+ * where it was. Never a clamped offset, which would be a wrong time under
+ * a bound that claims it right.
+ */
+static inline void lclk_fold_sleep(const struct lclk_params *o, s64 now,
+				   s64 sleep, struct lclk_params *m)
+{
+	s64 span, offset, last;
+
+	/* One scaling over the whole span, t0 to now + sleep: one rounding. */
+	if (check_add_overflow(now - o->t0_ns, sleep, &span) ||
+	    check_add_overflow(o->offset_ns, sleep, &offset) ||
+	    check_add_overflow(offset, lclk_scale(span, o->rate_mult),
+			       &offset) ||
+	    !lclk_offset_ok(offset)) {
+		m->status = LCLK_STATUS_UNSYNCED;
+		return;
+	}
+	m->offset_ns = offset;
+	if (m->status == LCLK_STATUS_UNSYNCED)
+		return;
+	if (check_sub_overflow(m->last_update_ns, sleep, &last) ||
+	    m->bound0_ns > LCLK_MAX_BOUND_NS - LCLK_SLEEP_ERROR_NS) {
+		m->status = LCLK_STATUS_UNSYNCED;
+		return;
+	}
+	m->last_update_ns = last;
+	m->bound0_ns += LCLK_SLEEP_ERROR_NS;
+	m->status = LCLK_STATUS_HOLDOVER;
+}
+
+/*
+ * Build the new state from the old one and the change, re-anchored at now.
+ * Returns 0 or -EOVERFLOW if the result leaves the ranges the ABI promises.
+ */
+static inline int lclk_build(const struct lclk_state *old,
+			     const struct lclk_change *c, s64 now,
+			     struct lclk_state *s)
+{
+	const struct lclk_params *o = &old->params;
+	struct lclk_params *m = &s->params;
+	s64 anchored, step;
+
+	*s = *old;
+
+	/* Same line, new anchor: logical(now) does not change. */
+	m->t0_ns = now;
+	m->offset_ns = o->offset_ns +
+		       lclk_scale(now - o->t0_ns, o->rate_mult);
+	anchored = m->offset_ns;
+
+	if (c->modes & LCLK_CHANGE_SLEEP) {
+		s->boot_offset_ns += c->sleep_ns;
+		lclk_fold_sleep(o, now, c->sleep_ns, m);
+		return 0;
+	}
+	if (c->modes & LCLK_SET_RATE) {
+		m->rate_ppt = c->rate_ppt;
+		m->rate_mult = lclk_ppt_to_mult(c->rate_ppt);
+	}
+	if (c->modes & LCLK_SET_OFFSET) {
+		s64 t0 = c->t0_ns ? c->t0_ns : now;
+
+		/* offset_ns held at t0, and the (new) rate ran since. */
+		m->offset_ns = c->offset_ns +
+			       lclk_scale(now - t0, m->rate_mult);
+	}
+	if ((c->modes & LCLK_CHANGE_STEP) &&
+	    check_add_overflow(m->offset_ns, c->step_ns, &m->offset_ns))
+		return -EOVERFLOW;
+	if ((c->modes & LCLK_CHANGE_TIME) &&
+	    check_sub_overflow(c->time_ns, now, &m->offset_ns))
+		return -EOVERFLOW;
+	if (!lclk_offset_ok(m->offset_ns))
+		return -EOVERFLOW;
+
+	if (c->modes & LCLK_SET_MAX_DRIFT) {
+		m->max_drift_ppb = c->max_drift_ppb;
+		m->drift_mult = lclk_ppb_to_mult(c->max_drift_ppb);
+	}
+	if (c->modes & LCLK_SET_HOLDOVER)
+		m->holdover_ns = c->holdover_ns;
+	if (c->modes & LCLK_SET_FLAGS)
+		m->model_flags = c->model_flags;
+	if (c->modes & LCLK_SET_BOUND) {
+		s64 t0 = c->t0_ns ? c->t0_ns : now;
+		s64 bound = c->bound_ns;
+
+		/* The bound was measured at t0; it has grown since. */
+		if (now > t0)
+			bound += lclk_scale(now - t0, m->drift_mult);
+		if (bound > LCLK_MAX_BOUND_NS)
+			return -EOVERFLOW;
+		m->bound0_ns = bound;
+		m->last_update_ns = now;
+		m->status = LCLK_STATUS_SYNCED;
+	}
+	if (c->modes & LCLK_SET_UNSYNC)
+		m->status = LCLK_STATUS_UNSYNCED;
+	if ((c->modes & LCLK_CHANGE_WIDEN) &&
+	    m->status != LCLK_STATUS_UNSYNCED) {
+		/* Both offsets are within LCLK_MAX_OFFSET_NS: no overflow. */
+		step = m->offset_ns - anchored;
+		if (step < 0)
+			step = -step;
+		if (m->bound0_ns > LCLK_MAX_BOUND_NS - step)
+			m->status = LCLK_STATUS_UNSYNCED;
+		else
+			m->bound0_ns += step;
+	}
+	return 0;
+}
+
+/*
+ * Logical time at now just before and just after a change: what it
+ * stepped by, for the refusal of backward steps and for the counters.
+ */
+struct lclk_step_at {
+	s64 before;
+	s64 after;
+};
+
+/*
+ * The next state, at base time now, or -EOVERFLOW (lclk_build()) or
+ * -ERANGE for a backward step without LCLK_ALLOW_BACKWARD. The change has
+ * passed lclk_check_change().
+ */
+static inline int lclk_next(const struct lclk_state *old,
+			    const struct lclk_change *c, s64 now,
+			    struct lclk_state *next, struct lclk_step_at *at)
+{
+	const struct lclk_params *o = &old->params;
+	int err;
+
+	err = lclk_build(old, c, now, next);
+	if (err)
+		return err;
+	at->before = lclk_logical(now, o->t0_ns, o->offset_ns, o->rate_mult);
+	at->after = now + next->params.offset_ns;	/* t0_ns is now */
+	if (at->after < at->before && !(c->flags & LCLK_ALLOW_BACKWARD))
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * Count a change that was made (of the model, or of a CPU's offset): every
+ * one is an update, one that moved logical time at its instant is a step
+ * as well, and a backward one both.
+ */
+static inline void lclk_count_step(struct lclk_counters *ctr, s64 before,
+				   s64 after)
+{
+	atomic64_inc(&ctr->updates);
+	if (after != before)
+		atomic64_inc(&ctr->steps);
+	if (after < before)
+		atomic64_inc(&ctr->backward_steps);
+}
+
+#endif /* _LCLK_STATE_H */

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What kmod/lclk_state.h takes from the kernel, for building it on the
+ * host: the same names with the same meaning, single-threaded (the
+ * counters' atomics are plain increments here).
+ */
+#ifndef _LCLK_KERNEL_SHIM_H
+#define _LCLK_KERNEL_SHIM_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <linux/types.h>
+
+typedef __s64 s64;
+typedef __u32 u32;
+
+#define BIT(n)			(1UL << (n))
+#define NSEC_PER_SEC		1000000000L
+#define check_add_overflow(a, b, d)	__builtin_add_overflow(a, b, d)
+#define check_sub_overflow(a, b, d)	__builtin_sub_overflow(a, b, d)
+
+typedef struct {
+	s64 counter;
+} atomic64_t;
+
+static inline void atomic64_inc(atomic64_t *v)
+{
+	v->counter++;
+}
+
+#include "../../kmod/lclk_state.h"
+
+#endif /* _LCLK_KERNEL_SHIM_H */

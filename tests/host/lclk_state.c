@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The model's transition function, kmod/lclk_state.h, built on the host
+ * (tests/host/kernel_shim.h): the module's own code, checked against
+ * exact arithmetic in 128-bit integers that it does not share. Mostly the
+ * fold of a system sleep on resume: logical time must go on as the old
+ * line would have, had the base clock run through the sleep, at the
+ * learned rate; the bound must grow by max_drift over the sleep and the
+ * sleep measurement's error; and it is an update and a step, counted by
+ * the code that counts every other change.
+ */
+#include <stdlib.h>
+
+/* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "kernel_shim.h"
+
+#define S		1000000000LL
+#define HOUR		(3600 * S)
+#define MAX_RATE_PPT	500000000LL	/* the module's default limit, 500 ppm */
+#define ONE_NS		((__int128)1 << LCLK_RATE_SHIFT)
+
+static __u64 rng = 0x9e3779b97f4a7c15ULL;
+
+static __u64 next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Uniform in [lo, hi]. */
+static s64 between(s64 lo, s64 hi)
+{
+	return lo + (s64)(next_rand() % ((__u64)(hi - lo) + 1));
+}
+
+/* lclk_apply() without the lock, the clock and the page. */
+static int apply(struct lclk_state *st, struct lclk_counters *ctr,
+		 const struct lclk_change *c, s64 now)
+{
+	struct lclk_state next;
+	struct lclk_step_at at;
+	int err;
+
+	err = lclk_check_change(c, MAX_RATE_PPT);
+	if (!err)
+		err = lclk_next(st, c, now, &next, &at);
+	if (err)
+		return err;
+	*st = next;
+	lclk_count_step(ctr, at.before, at.after);
+	return 0;
+}
+
+static struct lclk_state synced(s64 t0, s64 offset, s64 rate_ppt,
+				u32 drift_ppb, s64 bound0, s64 last)
+{
+	struct lclk_state s;
+	struct lclk_params *m = &s.params;
+
+	memset(&s, 0, sizeof(s));
+	m->t0_ns = t0;
+	m->offset_ns = offset;
+	m->rate_ppt = rate_ppt;
+	m->rate_mult = lclk_ppt_to_mult(rate_ppt);
+	m->bound0_ns = bound0;
+	m->last_update_ns = last;
+	m->holdover_ns = 60 * S;
+	m->max_drift_ppb = drift_ppb;
+	m->drift_mult = lclk_ppb_to_mult(drift_ppb);
+	m->status = LCLK_STATUS_SYNCED;
+	s.boot_offset_ns = 7 * S;
+	return s;
+}
+
+static struct lclk_change sleep_of(s64 ns)
+{
+	struct lclk_change c = { .modes = LCLK_CHANGE_SLEEP, .sleep_ns = ns };
+
+	return c;
+}
+
+static s64 logical(const struct lclk_params *m, s64 t)
+{
+	return lclk_logical(t, m->t0_ns, m->offset_ns, m->rate_mult);
+}
+
+static s64 bound(const struct lclk_params *m, s64 t)
+{
+	return lclk_bound(t, m->status, m->bound0_ns, m->last_update_ns,
+			  m->drift_mult);
+}
+
+/* 2^40 times the old line at base time t, exactly: no rounding. */
+static __int128 line_exact(const struct lclk_params *m, s64 t)
+{
+	return ((__int128)(t + m->offset_ns) << LCLK_RATE_SHIFT) +
+	       (__int128)(t - m->t0_ns) * m->rate_mult;
+}
+
+/* 2^40 times the old bound at base time t, exactly. */
+static __int128 bound_exact(const struct lclk_params *m, s64 t)
+{
+	return ((__int128)m->bound0_ns << LCLK_RATE_SHIFT) +
+	       (__int128)(t - m->last_update_ns) * m->drift_mult;
+}
+
+static __int128 abs128(__int128 x)
+{
+	return x < 0 ? -x : x;
+}
+
+/*
+ * What a fold of a sleep must give, from the model before it (o), the one
+ * after it (n), the instant of the resume and the sleep. 0 if right, else
+ * a number naming the first check that failed.
+ */
+static int check_fold(const struct lclk_params *o, const struct lclk_params *n,
+		      s64 now, s64 sleep)
+{
+	s64 later = now + between(0, 1000 * S);
+	s64 span = now + sleep - o->t0_ns;
+	__int128 want;
+
+	/* logical(now) is the old line at now + sleep, within 1 ns. */
+	want = line_exact(o, now + sleep);
+	if (abs128(((__int128)logical(n, now) << LCLK_RATE_SHIFT) - want) >
+	    ONE_NS)
+		return 1;
+	/* ... and so it stays: at any later instant, within 2 ns. */
+	want = line_exact(o, later + sleep);
+	if (abs128(((__int128)logical(n, later) << LCLK_RATE_SHIFT) - want) >
+	    2 * ONE_NS)
+		return 2;
+	/*
+	 * Against the rate as set, in ppt, not its multiplier: the sleep ran
+	 * at 1 + rate_ppt / 10^12, within the multiplier's truncation.
+	 */
+	want = (__int128)(now + sleep + o->offset_ns) * 1000000000000LL +
+	       (__int128)span * o->rate_ppt;
+	if (abs128((__int128)logical(n, now) * 1000000000000LL - want) >
+	    (__int128)(span / 1000000000000LL + 2) * 1000000000000LL)
+		return 3;
+	/* The bound grew by max_drift over the sleep and its error. */
+	want = bound_exact(o, now) + (__int128)sleep * o->drift_mult +
+	       ((__int128)LCLK_SLEEP_ERROR_NS << LCLK_RATE_SHIFT);
+	if (abs128(((__int128)bound(n, now) << LCLK_RATE_SHIFT) - want) >
+	    ONE_NS)
+		return 4;
+	want = (__int128)(bound(o, now) + LCLK_SLEEP_ERROR_NS) * 1000000000 +
+	       (__int128)sleep * o->max_drift_ppb;
+	if (abs128((__int128)bound(n, now) * 1000000000 - want) >
+	    (__int128)((now - o->last_update_ns + sleep) / 1000000000000LL +
+		       2) * 1000000000)
+		return 5;
+	/* No one disciplined the clock through the sleep. */
+	if (lclk_status(now, n->status, n->last_update_ns, n->holdover_ns) !=
+	    LCLK_STATUS_HOLDOVER)
+		return 6;
+	return 0;
+}
+
+/* The case of issue 30: 8 h asleep at 500 ppm is 14.4 s of logical time. */
+TEST(eight_hours_at_500_ppm)
+{
+	struct lclk_state st = synced(100 * S, 1700000000LL * S, MAX_RATE_PPT,
+				      50000, 1000000, 100 * S);
+	struct lclk_change c = sleep_of(8 * HOUR);
+	struct lclk_counters ctr = {};
+	struct lclk_params o = st.params;
+	s64 now = 200 * S;
+
+	ASSERT_EQ(0, apply(&st, &ctr, &c, now));
+	TH_LOG("logical time went on by %lld ns, the old line by %lld ns",
+	       (long long)(logical(&st.params, now) - logical(&o, now)),
+	       (long long)(logical(&o, now + 8 * HOUR) - logical(&o, now)));
+	EXPECT_EQ(0, check_fold(&o, &st.params, now, 8 * HOUR));
+	/*
+	 * 8 h + 14.4 s, less the multipliers' truncation: under 2^-40 of the
+	 * 8 h, 26 ns, and 1 ns of rounding.
+	 */
+	EXPECT_LE(8 * HOUR + 14400000000LL - 27,
+		  logical(&st.params, now) - logical(&o, now));
+	EXPECT_GE(8 * HOUR + 14400000000LL,
+		  logical(&st.params, now) - logical(&o, now));
+	/* 8 h at 50 ppm is 1.44 s of bound, and the sleep's error 1 s */
+	EXPECT_LE(bound(&o, now) + 1440000000LL + S - 27, bound(&st.params, now));
+	EXPECT_GE(bound(&o, now) + 1440000000LL + S, bound(&st.params, now));
+	EXPECT_EQ(7 * S + 8 * HOUR, st.boot_offset_ns);
+	EXPECT_EQ(1, ctr.updates.counter);
+	EXPECT_EQ(1, ctr.steps.counter);
+	EXPECT_EQ(0, ctr.backward_steps.counter);
+}
+
+TEST(random_sleeps_fold_exactly)
+{
+	int i, bad = 0, first = 0, why = 0;
+
+	for (i = 0; i < 200000; i++) {
+		s64 t0 = between(0, 1LL << 50);
+		s64 now = t0 + between(0, 1LL << 45);
+		s64 last = between(0, now);
+		s64 sleep = i & 1 ? between(1, 1000) : between(1, 1LL << 47);
+		struct lclk_state st = synced(t0, between(-(1LL << 61), 1LL << 61),
+					      between(-MAX_RATE_PPT, MAX_RATE_PPT),
+					      (u32)between(0, LCLK_MAX_DRIFT_PPB),
+					      between(0, 1LL << 40), last);
+		struct lclk_change c = sleep_of(sleep);
+		struct lclk_counters ctr = {};
+		struct lclk_params o = st.params;
+		int r;
+
+		r = apply(&st, &ctr, &c, now) ? 7 : check_fold(&o, &st.params, now, sleep);
+		if (!r && (ctr.updates.counter != 1 || ctr.steps.counter != 1 ||
+			   ctr.backward_steps.counter))
+			r = 8;
+		if (r && !bad++) {
+			first = i;
+			why = r;
+		}
+	}
+	if (bad)
+		TH_LOG("%d of 200000 wrong, the first (#%d) by check %d", bad,
+		       first, why);
+	EXPECT_EQ(0, bad);
+}
+
+/* An unsynced clock goes on through the sleep and stays unsynced. */
+TEST(unsynced_goes_on_unsynced)
+{
+	struct lclk_state st = synced(0, 5 * S, 100000000, 50000, 0, 0);
+	struct lclk_change c = sleep_of(HOUR);
+	struct lclk_counters ctr = {};
+	struct lclk_params o;
+
+	st.params.status = LCLK_STATUS_UNSYNCED;
+	o = st.params;
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 10 * S));
+	EXPECT_EQ(logical(&o, 10 * S + HOUR), logical(&st.params, 10 * S));
+	EXPECT_EQ(LCLK_STATUS_UNSYNCED, st.params.status);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, bound(&st.params, 10 * S));
+	EXPECT_EQ(0, st.params.last_update_ns);
+	EXPECT_EQ(1, ctr.steps.counter);
+}
+
+/*
+ * A sleep past the offset's range is no error and no clamp: the clock
+ * runs on from where it was and no longer claims to know the time. An
+ * update, not a step.
+ */
+TEST(offset_overflow_unsyncs)
+{
+	struct lclk_state st = synced(0, LCLK_MAX_OFFSET_NS - 10 * S, 0, 50000,
+				      1000, 0);
+	struct lclk_change c = sleep_of(HOUR);
+	struct lclk_counters ctr = {};
+	struct lclk_params o = st.params;
+
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 5 * S));
+	EXPECT_EQ(logical(&o, 5 * S), logical(&st.params, 5 * S));
+	EXPECT_EQ(LCLK_STATUS_UNSYNCED, st.params.status);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, bound(&st.params, 5 * S));
+	EXPECT_EQ(7 * S + HOUR, st.boot_offset_ns);
+	EXPECT_EQ(1, ctr.updates.counter);
+	EXPECT_EQ(0, ctr.steps.counter);
+
+	/* Far past it: no arithmetic overflow either. */
+	st = synced(0, LCLK_MAX_OFFSET_NS, 0, 50000, 1000, 0);
+	c = sleep_of(0x7fffffffffffffffLL);
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 5 * S));
+	EXPECT_EQ(LCLK_STATUS_UNSYNCED, st.params.status);
+}
+
+/* A bound past its range: the step is taken, the bound given up. */
+TEST(bound_overflow_unsyncs)
+{
+	struct lclk_state st = synced(0, 0, 0, 50000, LCLK_MAX_BOUND_NS - 1, 0);
+	struct lclk_change c = sleep_of(HOUR);
+	struct lclk_counters ctr = {};
+
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 5 * S));
+	EXPECT_EQ(5 * S + HOUR, logical(&st.params, 5 * S));
+	EXPECT_EQ(LCLK_STATUS_UNSYNCED, st.params.status);
+	EXPECT_EQ(1, ctr.steps.counter);
+}
+
+TEST(a_sleep_is_positive_and_alone)
+{
+	struct lclk_change c = sleep_of(0);
+
+	EXPECT_EQ(-EINVAL, lclk_check_change(&c, MAX_RATE_PPT));
+	c.sleep_ns = -S;
+	EXPECT_EQ(-EINVAL, lclk_check_change(&c, MAX_RATE_PPT));
+	c.sleep_ns = S;
+	EXPECT_EQ(0, lclk_check_change(&c, MAX_RATE_PPT));
+	c.modes |= LCLK_SET_RATE;
+	EXPECT_EQ(-EINVAL, lclk_check_change(&c, MAX_RATE_PPT));
+}
+
+/*
+ * Any run of changes, sleeps among them: every step is an update, every
+ * backward step a step, and logical time at each change moves by what
+ * the counters say.
+ */
+TEST(steps_are_updates)
+{
+	struct lclk_state st = synced(0, 0, 0, 50000, 1000, 0);
+	struct lclk_counters ctr = {};
+	s64 now = S, updates = 0, steps = 0, back = 0;
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		struct lclk_change c = { .flags = LCLK_ALLOW_BACKWARD };
+		s64 before, after;
+
+		now += between(0, 10 * S);
+		switch (next_rand() % 5) {
+		case 0:
+			c = sleep_of(between(1, HOUR));
+			break;
+		case 1:
+			c.modes = LCLK_CHANGE_STEP;
+			c.step_ns = between(-S, S);
+			break;
+		case 2:
+			c.modes = LCLK_SET_RATE;
+			c.rate_ppt = between(-MAX_RATE_PPT, MAX_RATE_PPT);
+			break;
+		case 3:
+			c.modes = LCLK_SET_BOUND;
+			c.bound_ns = between(0, S);
+			break;
+		default:
+			c.modes = LCLK_CHANGE_STEP | LCLK_CHANGE_WIDEN;
+			c.step_ns = between(-S, S);
+		}
+		before = logical(&st.params, now);
+		if (apply(&st, &ctr, &c, now))
+			continue;
+		after = logical(&st.params, now);
+		updates++;
+		steps += after != before;
+		back += after < before;
+	}
+	EXPECT_EQ(updates, ctr.updates.counter);
+	EXPECT_EQ(steps, ctr.steps.counter);
+	EXPECT_EQ(back, ctr.backward_steps.counter);
+	EXPECT_LE(ctr.steps.counter, ctr.updates.counter);
+	EXPECT_LE(ctr.backward_steps.counter, ctr.steps.counter);
+}
+
+TEST_HARNESS_MAIN
