@@ -192,27 +192,6 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 }
 
 /*
- * The evaluable model from GET_MODEL's: the multipliers from the rates.
- * GET_MODEL's status is as of now; lclk_status() keeps a HOLDOVER.
- */
-static inline void lclk_params_of(const struct lclk_model *m,
-				  struct lclk_params *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->t0_ns = m->t0_ns;
-	out->offset_ns = m->offset_ns;
-	out->rate_ppt = m->rate_ppt;
-	out->rate_mult = lclk_ppt_to_mult(m->rate_ppt);
-	out->bound0_ns = m->bound0_ns;
-	out->last_update_ns = m->last_update_ns;
-	out->holdover_ns = m->holdover_ns;
-	out->drift_mult = lclk_ppb_to_mult(m->max_drift_ppb);
-	out->max_drift_ppb = m->max_drift_ppb;
-	out->status = m->status;
-	out->model_flags = m->flags;
-}
-
-/*
  * lclk_from_base() without the page: the model from GET_MODEL (and the
  * CPU's offset from GET_CPU_OFFSET), evaluated as from the page. A failed
  * ioctl leaves the reading UNSYNCED with an unknown bound.
@@ -221,8 +200,7 @@ static inline void lclk_from_model(const struct lclk_clock *c, __s64 base_ns,
 				   __s32 cpu, struct lclk_now *out)
 {
 	struct lclk_cpu_offset co;
-	struct lclk_params params;
-	struct lclk_model m;
+	struct lclk_params m;
 
 	memset(&m, 0, sizeof(m));
 	if (ioctl(c->fd, LCLK_IOC_GET_MODEL, &m) < 0) {
@@ -233,8 +211,7 @@ static inline void lclk_from_model(const struct lclk_clock *c, __s64 base_ns,
 		out->status = LCLK_STATUS_UNSYNCED;
 		return;
 	}
-	lclk_params_of(&m, &params);
-	lclk_eval(&params, NULL, base_ns, cpu, out);
+	lclk_eval(&m, NULL, base_ns, cpu, out);
 	memset(&co, 0, sizeof(co));
 	co.cpu = (__u32)cpu;
 	if (cpu >= 0 && ioctl(c->fd, LCLK_IOC_GET_CPU_OFFSET, &co) == 0)

@@ -76,34 +76,29 @@ static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 
 /*
  * GET_MODEL's view of the model at base time now: in the caller's
- * CLOCK_MONOTONIC (shift), the status as of now, rates as the ABI takes
- * them (ppt and ppb, not the fixed-point multipliers).
+ * CLOCK_MONOTONIC (shift), the status as of now.
  */
-static void lclk_model_of(const struct lclk_params *p, s64 now, s64 shift,
-			  struct lclk_model *m)
+static void lclk_params_for_caller(const struct lclk_params *p, s64 now,
+				   s64 shift, struct lclk_params *m)
 {
-	memset(m, 0, sizeof(*m));
-	m->t0_ns = p->t0_ns + shift;
+	*m = *p;
+	m->t0_ns += shift;
 	/* logical = base + offset: the same line in the caller's time */
-	m->offset_ns = p->offset_ns - shift;
-	m->rate_ppt = p->rate_ppt;
-	m->bound0_ns = p->bound0_ns;
-	m->last_update_ns = p->last_update_ns ? p->last_update_ns + shift : 0;
-	m->holdover_ns = p->holdover_ns;
-	m->max_drift_ppb = p->max_drift_ppb;
+	m->offset_ns -= shift;
+	if (m->last_update_ns)
+		m->last_update_ns += shift;
 	m->status = lclk_status(now, p->status, p->last_update_ns,
 				p->holdover_ns);
-	m->flags = p->model_flags;
+	m->rsv = 0;	/* zeroed on output, whatever the page holds */
 }
 
-static long lclk_ioc_get_model(struct lclk_dev *ld, struct lclk_model __user *u)
+static long lclk_ioc_get_model(struct lclk_dev *ld, struct lclk_params __user *u)
 {
-	struct lclk_params p;
-	struct lclk_model m;
+	struct lclk_params p, m;
 	s64 now;
 
 	lclk_snapshot(ld, &p, &now);
-	lclk_model_of(&p, now, lclk_caller_mono_shift(), &m);
+	lclk_params_for_caller(&p, now, lclk_caller_mono_shift(), &m);
 	return copy_to_user(u, &m, sizeof(m)) ? -EFAULT : 0;
 }
 

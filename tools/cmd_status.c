@@ -24,7 +24,7 @@
 struct status {
 	const char *path;
 	struct lclk_info info;
-	struct lclk_model model;
+	struct lclk_params model;
 	struct lclk_stats stats;
 	struct lclk_now now;		/* through the mmap reader */
 	int64_t *cpu_offset_ns;		/* info.ncpus entries */
@@ -79,7 +79,7 @@ static void time_text(const struct status *s)
 	printf("status:       %s\n", lclk_status_name(s->now.status));
 	printf("time:         %s.%09lld %s\n", stamp,
 	       (long long)(s->now.time_ns % 1000000000LL),
-	       s->model.flags & LCLK_MODEL_TAI ? "TAI" : "UTC");
+	       s->model.model_flags & LCLK_MODEL_TAI ? "TAI" : "UTC");
 	printf("bound:        %s\n", units_ns(b, sizeof(b), s->now.bound_ns));
 }
 
@@ -92,12 +92,12 @@ static void time_json(const struct status *s, struct json *j)
 		json_null(j, "bound_ns");
 	else
 		json_int(j, "bound_ns", s->now.bound_ns);
-	json_str(j, "timescale", s->model.flags & LCLK_MODEL_TAI ? "TAI" : "UTC");
+	json_str(j, "timescale", s->model.model_flags & LCLK_MODEL_TAI ? "TAI" : "UTC");
 }
 
 static void model_text(const struct status *s)
 {
-	const struct lclk_model *m = &s->model;
+	const struct lclk_params *m = &s->model;
 	char a[UNITS_BUFSZ], b[UNITS_BUFSZ], c[UNITS_BUFSZ];
 
 	printf("offset:       %s (logical - CLOCK_MONOTONIC at t0 %s)\n",
@@ -112,7 +112,7 @@ static void model_text(const struct status *s)
 
 static void model_json(const struct status *s, struct json *j)
 {
-	const struct lclk_model *m = &s->model;
+	const struct lclk_params *m = &s->model;
 
 	json_obj_begin(j, "model");
 	json_int(j, "t0_ns", m->t0_ns);
@@ -122,7 +122,7 @@ static void model_json(const struct status *s, struct json *j)
 	json_int(j, "last_update_ns", m->last_update_ns);
 	json_int(j, "holdover_ns", m->holdover_ns);
 	json_uint(j, "max_drift_ppb", m->max_drift_ppb);
-	json_uint(j, "flags", m->flags);
+	json_uint(j, "flags", m->model_flags);
 	json_obj_end(j);
 }
 

@@ -66,7 +66,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 	const struct cli_cmd *cmd = &cmd_sync;
 	struct apply_opts ao = { .step_threshold_ns = APPLY_DEFAULT_STEP_THRESHOLD_NS };
 	struct lclk_info info;
-	struct lclk_model model;
+	struct lclk_params model;
 	struct target_clock tc;
 	struct measure_set ms;
 	struct apply_plan plan;

@@ -55,7 +55,7 @@ static int all_zero(const void *p, size_t n)
 static int refused(int fd, unsigned long cmd, void *arg, int err)
 {
 	struct lclk_stats s0 = lclk_stats_of(fd), s1;
-	struct lclk_model m0 = lclk_model_of(fd), m1;
+	struct lclk_params m0 = lclk_model_of(fd), m1;
 	int ret = lclk_ioc(fd, cmd, arg);
 
 	s1 = lclk_stats_of(fd);
@@ -73,7 +73,7 @@ static int refused(int fd, unsigned long cmd, void *arg, int err)
 	       m1.rate_ppt == m0.rate_ppt && m1.bound0_ns == m0.bound0_ns &&
 	       m1.holdover_ns == m0.holdover_ns &&
 	       m1.max_drift_ppb == m0.max_drift_ppb &&
-	       m1.status == m0.status && m1.flags == m0.flags;
+	       m1.status == m0.status && m1.model_flags == m0.model_flags;
 }
 
 static int set_model_refused(int fd, struct lclk_set_model *m, int err)
@@ -138,7 +138,7 @@ TEST_F(dev, info_second_instance)
 TEST_F(dev, outputs_zeroed)
 {
 	struct lclk_info i;
-	struct lclk_model m;
+	struct lclk_params m;
 	struct lclk_stats s;
 	struct lclk_time t;
 
@@ -147,7 +147,7 @@ TEST_F(dev, outputs_zeroed)
 	EXPECT_TRUE(all_zero(i.rsv, sizeof(i.rsv)));
 	memset(&m, 0xa5, sizeof(m));
 	ASSERT_EQ(0, lclk_ioc(self->fd, LCLK_IOC_GET_MODEL, &m));
-	EXPECT_TRUE(all_zero(m.rsv, sizeof(m.rsv)));
+	EXPECT_TRUE(all_zero(&m.rsv, sizeof(m.rsv)));
 	memset(&s, 0xa5, sizeof(s));
 	ASSERT_EQ(0, lclk_ioc(self->fd, LCLK_IOC_GET_STATS, &s));
 	EXPECT_TRUE(all_zero(s.rsv, sizeof(s.rsv)));
@@ -166,7 +166,7 @@ TEST_F(dev, outputs_zeroed)
 
 TEST_F(dev, get_time)
 {
-	struct lclk_model m;
+	struct lclk_params m;
 	struct lclk_time t;
 	__s64 before, after, mult;
 
@@ -255,7 +255,7 @@ TEST_F(dev, set_model_all)
 {
 	struct lclk_set_model m;
 	struct lclk_stats s0, s1;
-	struct lclk_model got;
+	struct lclk_params got;
 	__s64 before, after;
 
 	memset(&m, 0, sizeof(m));
@@ -284,7 +284,7 @@ TEST_F(dev, set_model_all)
 	EXPECT_EQ(got.t0_ns, got.last_update_ns);
 	EXPECT_EQ(m.holdover_ns, got.holdover_ns);
 	EXPECT_EQ(m.max_drift_ppb, got.max_drift_ppb);
-	EXPECT_EQ(LCLK_MODEL_TAI, got.flags);
+	EXPECT_EQ(LCLK_MODEL_TAI, got.model_flags);
 	EXPECT_EQ(LCLK_STATUS_SYNCED, got.status);
 	EXPECT_EQ(s0.updates + 1, s1.updates);
 }
@@ -293,7 +293,7 @@ TEST_F(dev, set_model_all)
 TEST_F(dev, set_model_past_t0)
 {
 	struct lclk_set_model m;
-	struct lclk_model got;
+	struct lclk_params got;
 	struct lclk_time t;
 	__s64 t0 = lclk_monotonic_ns() - 2 * NSEC, mult, want;
 
@@ -327,7 +327,7 @@ TEST_F(dev, set_model_past_t0)
 /* A rate change alone re-anchors without stepping. */
 TEST_F(dev, set_rate_never_steps)
 {
-	struct lclk_model a, b;
+	struct lclk_params a, b;
 	struct lclk_stats s0, s1;
 	struct lclk_set_model m = rate_only(-500000000);
 	int i;
@@ -352,7 +352,7 @@ TEST_F(dev, set_model_forward_and_backward)
 {
 	struct lclk_set_model m;
 	struct lclk_stats s0, s1;
-	struct lclk_model a = lclk_model_of(self->fd), b;
+	struct lclk_params a = lclk_model_of(self->fd), b;
 
 	memset(&m, 0, sizeof(m));
 	m.modes = LCLK_SET_OFFSET;
@@ -388,7 +388,7 @@ TEST_F(dev, status_holdover_unsync)
 {
 	struct lclk_set_model m;
 	struct lclk_time t;
-	struct lclk_model got;
+	struct lclk_params got;
 
 	memset(&m, 0, sizeof(m));
 	m.modes = LCLK_SET_BOUND | LCLK_SET_HOLDOVER;
@@ -421,7 +421,7 @@ TEST_F(dev, status_holdover_unsync)
 TEST_F(dev, max_drift_grows_bound)
 {
 	struct lclk_set_model m;
-	struct lclk_model got;
+	struct lclk_params got;
 	struct lclk_time t;
 
 	memset(&m, 0, sizeof(m));
@@ -635,7 +635,7 @@ TEST_F(dev, arithmetic_edges)
 		-LCLK_MAX_OFFSET_NS + 1000 * NSEC, 0,
 	};
 	struct lclk_set_model m;
-	struct lclk_model got;
+	struct lclk_params got;
 	struct lclk_time t;
 	unsigned int i, r;
 

@@ -214,7 +214,7 @@ TEST_F(mod, params_apply)
 {
 	struct lclk_set_model m;
 	struct lclk_info info;
-	struct lclk_model model;
+	struct lclk_params model;
 	char path[96], val[32] = "";
 	FILE *f;
 	int fd;

@@ -77,7 +77,7 @@ static int set_freq(clockid_t clk, long scaled_ppm)
 /* In a child without CAP_SYS_TIME: every change through the PHC fails. */
 TEST_F(phc, changes_need_cap_sys_time)
 {
-	struct lclk_model m0 = lclk_model_of(self->fd), m1;
+	struct lclk_params m0 = lclk_model_of(self->fd), m1;
 	int status;
 	pid_t pid;
 

@@ -54,9 +54,9 @@ static inline struct lclk_stats lclk_stats_of(int fd)
 	return s;
 }
 
-static inline struct lclk_model lclk_model_of(int fd)
+static inline struct lclk_params lclk_model_of(int fd)
 {
-	struct lclk_model m;
+	struct lclk_params m;
 
 	memset(&m, 0, sizeof(m));
 	if (ioctl(fd, LCLK_IOC_GET_MODEL, &m) < 0)

@@ -122,7 +122,7 @@ FIXTURE_TEARDOWN(text)
 static void check_text(struct __test_metadata *_metadata, int fd,
 		       struct text *t, const struct lclk_info *info)
 {
-	struct lclk_model m = lclk_model_of(fd);
+	struct lclk_params m = lclk_model_of(fd);
 	struct lclk_stats s = lclk_stats_of(fd);
 	__s64 base, logical;
 	const char *v;
@@ -137,7 +137,7 @@ static void check_text(struct __test_metadata *_metadata, int fd,
 	EXPECT_STREQ(status_name(m.status), v);
 	v = get(t, "timescale");
 	ASSERT_NE(NULL, v);
-	EXPECT_STREQ(m.flags & LCLK_MODEL_TAI ? "tai" : "utc", v);
+	EXPECT_STREQ(m.model_flags & LCLK_MODEL_TAI ? "tai" : "utc", v);
 	ASSERT_NE(NULL, get(t, "time"));
 	EXPECT_EQ(LCLK_ABI_VERSION, num(t, "abi_version"));
 	EXPECT_EQ(m.t0_ns, num(t, "t0_ns"));

@@ -31,7 +31,7 @@ static int write_file(const char *path, const char *s)
 static int check_in_namespace(void)
 {
 	struct lclk_time t;
-	struct lclk_model m;
+	struct lclk_params m;
 	struct lclk_clock c;
 	struct lclk_now now;
 	__s64 mono0, mono1;

@@ -120,7 +120,7 @@ static void stop_runners(struct daemon *d)
 
 int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 {
-	struct lclk_model model;
+	struct lclk_params model;
 	int err;
 
 	memset(d, 0, sizeof(*d));
@@ -326,7 +326,7 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 {
 	struct lclk_set_model set = { .modes = LCLK_SET_RATE | LCLK_SET_BOUND | LCLK_SET_MAX_DRIFT };
 	int64_t growth = growth_since(d, m->base_ns);
-	struct lclk_model model;
+	struct lclk_params model;
 	char a[UNITS_BUFSZ];
 	bool step;
 

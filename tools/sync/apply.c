@@ -22,7 +22,7 @@ static int64_t mono_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int64_t model_logical(const struct lclk_model *m, int64_t t)
+static int64_t model_logical(const struct lclk_params *m, int64_t t)
 {
 	return lclk_logical(t, m->t0_ns, m->offset_ns, lclk_ppt_to_mult(m->rate_ppt));
 }
@@ -32,7 +32,7 @@ static int64_t drift_ns(int64_t dt, uint32_t ppb)
 	return dt > 0 ? (int64_t)ceil((double)dt * ppb / 1e9) : 0;
 }
 
-int apply_plan(const struct measurement *m, const struct lclk_model *before,
+int apply_plan(const struct measurement *m, const struct lclk_params *before,
 	       const struct lclk_info *info, const struct apply_opts *o,
 	       struct apply_plan *p, char *err, size_t errlen)
 {
@@ -42,7 +42,7 @@ int apply_plan(const struct measurement *m, const struct lclk_model *before,
 	memset(p, 0, sizeof(*p));
 	p->m = *m;
 	p->before = *before;
-	if (!!(before->flags & LCLK_MODEL_TAI) != m->tai) {
+	if (!!(before->model_flags & LCLK_MODEL_TAI) != m->tai) {
 		snprintf(err, errlen, "the clock counts %s but the sources give %s",
 			 m->tai ? "UTC" : "TAI", m->tai ? "TAI" : "UTC");
 		return -EINVAL;
@@ -91,7 +91,7 @@ int apply_plan(const struct measurement *m, const struct lclk_model *before,
 	return 0;
 }
 
-void apply_slew_end(const struct apply_plan *p, const struct lclk_model *slewing,
+void apply_slew_end(const struct apply_plan *p, const struct lclk_params *slewing,
 		    int64_t t_end, struct lclk_set_model *end, int64_t *left)
 {
 	int64_t want = model_logical(&p->before, t_end) + p->m.offset_ns;
@@ -134,7 +134,7 @@ static bool wait_until(int64_t t, const sigset_t *sigs)
 static int end_slew(int fd, const struct apply_plan *p, int64_t *residual,
 		    char *err, size_t errlen)
 {
-	struct lclk_model slewing;
+	struct lclk_params slewing;
 	struct lclk_set_model end;
 	int64_t left;
 	int ret, tries;
@@ -164,7 +164,7 @@ int apply_execute(int fd, const struct apply_plan *p, int64_t *residual_ns,
 		  char *err, size_t errlen)
 {
 	struct lclk_set_model start = p->start;
-	struct lclk_model slewing;
+	struct lclk_params slewing;
 	sigset_t sigs, old;
 	int64_t t_end;
 	int ret;

@@ -46,7 +46,7 @@ enum apply_action {
 struct apply_plan {
 	enum apply_action action;
 	struct measurement m;		/* what is applied */
-	struct lclk_model before;	/* the model the plan starts from */
+	struct lclk_params before;	/* the model the plan starts from */
 	struct lclk_set_model start;	/* the one change (step) or the first (slew) */
 	int64_t slew_ppt;		/* rate added during the slew */
 	int64_t slew_ns;		/* planned duration */
@@ -58,7 +58,7 @@ struct apply_plan {
  * -ERANGE (a backward step without allow_backward), -EINVAL (timescales
  * differ, bound out of range), -EDOM (no rate headroom to slew).
  */
-int apply_plan(const struct measurement *m, const struct lclk_model *before,
+int apply_plan(const struct measurement *m, const struct lclk_params *before,
 	       const struct lclk_info *info, const struct apply_opts *o,
 	       struct apply_plan *p, char *err, size_t errlen);
 
@@ -69,7 +69,7 @@ int apply_plan(const struct measurement *m, const struct lclk_model *before,
  * otherwise (the slew went too far: ended late for a positive offset,
  * early for a negative one) the overshoot stays and goes into the bound.
  */
-void apply_slew_end(const struct apply_plan *p, const struct lclk_model *slewing,
+void apply_slew_end(const struct apply_plan *p, const struct lclk_params *slewing,
 		    int64_t t_end, struct lclk_set_model *end, int64_t *left);
 
 /*

@@ -67,20 +67,28 @@ struct lclk_info {
 	__u32 rsv[9];
 };
 
-/* struct lclk_model.flags */
+/* struct lclk_params.model_flags */
 #define LCLK_MODEL_TAI		(1U << 0)	/* logical timescale is TAI */
 
-struct lclk_model {
+/*
+ * The model, the one list of its fields: the page publishes it and the
+ * module keeps its own copy, both in the host's CLOCK_MONOTONIC with the
+ * stored status; LCLK_IOC_GET_MODEL returns it in the caller's
+ * CLOCK_MONOTONIC (which a time namespace may shift), the status as of now.
+ */
+struct lclk_params {
 	__s64 t0_ns;		/* base time the offset is anchored at */
 	__s64 offset_ns;	/* logical - base at t0 */
 	__s64 rate_ppt;		/* logical runs faster by rate_ppt / 1e12 */
+	__s64 rate_mult;	/* rate_ppt in 2^-LCLK_RATE_SHIFT ns per ns */
 	__s64 bound0_ns;	/* error bound at last_update */
 	__s64 last_update_ns;	/* base time of the last sync, 0 if never */
 	__s64 holdover_ns;	/* SYNCED turns HOLDOVER this long after it */
+	__s64 drift_mult;	/* max_drift in 2^-LCLK_RATE_SHIFT ns per ns */
 	__u32 max_drift_ppb;	/* bound growth rate */
-	__u32 status;		/* LCLK_STATUS_*, as of now */
-	__u32 flags;		/* LCLK_MODEL_* */
-	__u32 rsv[7];
+	__u32 status;		/* stored: UNSYNCED, SYNCED or HOLDOVER */
+	__u32 model_flags;	/* LCLK_MODEL_* */
+	__u32 rsv;
 };
 
 /* struct lclk_set_model.modes: which fields to take. */
@@ -156,7 +164,7 @@ struct lclk_stats {
 
 #define LCLK_IOC_INFO		_IOR(LCLK_IOC_MAGIC, 0x01, struct lclk_info)
 #define LCLK_IOC_GET_TIME	_IOWR(LCLK_IOC_MAGIC, 0x02, struct lclk_time)
-#define LCLK_IOC_GET_MODEL	_IOR(LCLK_IOC_MAGIC, 0x03, struct lclk_model)
+#define LCLK_IOC_GET_MODEL	_IOR(LCLK_IOC_MAGIC, 0x03, struct lclk_params)
 #define LCLK_IOC_SET_MODEL	_IOW(LCLK_IOC_MAGIC, 0x04, struct lclk_set_model)
 #define LCLK_IOC_STEP		_IOW(LCLK_IOC_MAGIC, 0x05, struct lclk_step)
 #define LCLK_IOC_GET_CPU_OFFSET	_IOWR(LCLK_IOC_MAGIC, 0x06, struct lclk_cpu_offset)
@@ -169,27 +177,6 @@ struct lclk_stats {
  * a reader retries while seq is odd or changed (as the vDSO data page).
  */
 #define LCLK_PAGE_MAGIC		0x6c636c6bU	/* "lclk" */
-
-/*
- * The model as readers evaluate it, in the host's CLOCK_MONOTONIC: the one
- * list of its fields. The page publishes it, the module keeps its own copy
- * of it, and LCLK_IOC_GET_MODEL is made from it (struct lclk_model: the
- * caller's CLOCK_MONOTONIC, the status as of now, no fixed-point rates).
- */
-struct lclk_params {
-	__s64 t0_ns;		/* base time the offset is anchored at */
-	__s64 offset_ns;	/* logical - base at t0 */
-	__s64 rate_ppt;		/* logical runs faster by rate_ppt / 1e12 */
-	__s64 rate_mult;	/* rate_ppt in 2^-LCLK_RATE_SHIFT ns per ns */
-	__s64 bound0_ns;	/* error bound at last_update */
-	__s64 last_update_ns;	/* base time of the last sync, 0 if never */
-	__s64 holdover_ns;	/* SYNCED turns HOLDOVER this long after it */
-	__s64 drift_mult;	/* max_drift in 2^-LCLK_RATE_SHIFT ns per ns */
-	__u32 max_drift_ppb;	/* bound growth rate */
-	__u32 status;		/* stored: UNSYNCED, SYNCED or HOLDOVER */
-	__u32 model_flags;	/* LCLK_MODEL_* */
-	__u32 rsv;
-};
 
 /* struct lclk_page.flags */
 #define LCLK_PAGE_CPU_OFFSETS	(1U << 0)	/* some cpu_offset_ns is non-zero */

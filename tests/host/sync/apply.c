@@ -21,9 +21,9 @@
 
 static const struct lclk_info info = { .max_rate_ppt = 500000000LL };	/* 500 ppm */
 
-static struct lclk_model model0(void)
+static struct lclk_params model0(void)
 {
-	struct lclk_model m = {
+	struct lclk_params m = {
 		.t0_ns = 100 * S, .offset_ns = 1700000000LL * S, .rate_ppt = 2000000,
 		.max_drift_ppb = 50000, .holdover_ns = 60 * S,
 	};
@@ -31,21 +31,21 @@ static struct lclk_model model0(void)
 	return m;
 }
 
-static int64_t logical(const struct lclk_model *m, int64_t t)
+static int64_t logical(const struct lclk_params *m, int64_t t)
 {
 	return lclk_logical(t, m->t0_ns, m->offset_ns, lclk_ppt_to_mult(m->rate_ppt));
 }
 
-static int64_t bound(const struct lclk_model *m, int64_t t)
+static int64_t bound(const struct lclk_params *m, int64_t t)
 {
 	return lclk_bound(t, LCLK_STATUS_SYNCED, m->bound0_ns, m->last_update_ns,
 			  lclk_ppb_to_mult(m->max_drift_ppb));
 }
 
 /* The module's SET_MODEL, as the ABI header describes it; -ERANGE as it does. */
-static int set_model(struct lclk_model *m, const struct lclk_set_model *c, int64_t now)
+static int set_model(struct lclk_params *m, const struct lclk_set_model *c, int64_t now)
 {
-	struct lclk_model n = *m;
+	struct lclk_params n = *m;
 	int64_t t0 = c->t0_ns ? c->t0_ns : now;
 
 	n.t0_ns = now;
@@ -77,7 +77,7 @@ static const struct apply_opts opts = { .step_threshold_ns = MS };
 
 TEST(far_off_forward_is_a_step)
 {
-	struct lclk_model m = model0(), before = m;
+	struct lclk_params m = model0(), before = m;
 	struct measurement me = meas(5 * MS, 20000, 200 * S);
 	struct apply_plan p;
 	char err[128];
@@ -94,7 +94,7 @@ TEST(far_off_forward_is_a_step)
 
 TEST(backward_step_needs_permission)
 {
-	struct lclk_model m = model0();
+	struct lclk_params m = model0();
 	struct measurement me = meas(-5 * MS, 20000, 200 * S);
 	struct apply_opts o = opts;
 	struct apply_plan p;
@@ -110,7 +110,7 @@ TEST(backward_step_needs_permission)
 
 TEST(refusals)
 {
-	struct lclk_model m = model0();
+	struct lclk_params m = model0();
 	struct measurement me = meas(100000, 20000, 200 * S);
 	struct apply_plan p;
 	char err[128];
@@ -130,7 +130,7 @@ TEST(refusals)
 
 TEST(small_offset_is_a_slew_within_the_rate_limit)
 {
-	struct lclk_model m = model0();
+	struct lclk_params m = model0();
 	struct measurement me = meas(-300000, 20000, 200 * S);
 	struct apply_plan p;
 	char err[128];
@@ -153,7 +153,7 @@ TEST(small_offset_is_a_slew_within_the_rate_limit)
 static void slew_and_check(struct __test_metadata *_metadata, int64_t offset, int64_t truth,
 			   int64_t end_at, bool end)
 {
-	struct lclk_model m = model0(), before = m;
+	struct lclk_params m = model0(), before = m;
 	struct measurement me = meas(offset, 20000, 200 * S);
 	int64_t t_start = 200 * S + 50 * MS, t, left;
 	struct lclk_set_model e;
@@ -201,7 +201,7 @@ TEST(bound_holds_through_any_slew)
 
 TEST(slew_end_lands_exactly)
 {
-	struct lclk_model m = model0(), before = m;
+	struct lclk_params m = model0(), before = m;
 	struct measurement me = meas(400000, 20000, 200 * S);
 	struct lclk_set_model e;
 	struct apply_plan p;
