@@ -65,20 +65,30 @@ static inline __s64 lclk_logical(__s64 t, __s64 t0, __s64 offset,
 /* Bound at base time t; unknown (S64 max) while the clock was never synced. */
 #define LCLK_BOUND_UNKNOWN	0x7fffffffffffffffLL
 
+#define LCLK_AGE_MAX	0x7fffffffffffffffULL
+
 static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
 			       __s64 last_update, __s64 drift_mult)
 {
 	/*
 	 * Written without branches: it is on every reader's path, and the
 	 * result is the same as "unknown if unsynced, else bound0 plus the
-	 * growth over max(t - last_update, 0)".
+	 * growth over |t - last_update|". A time before the last sync (a
+	 * stamp taken earlier, converted now) is as far from that measurement
+	 * as one after it: a true clock within max_drift strays as far either
+	 * way, so the bound grows backwards as it grows forwards. An age past
+	 * 2^63 - 1 ns counts as 2^63 - 1.
 	 */
-	__s64 age = (__s64)((__u64)t - (__u64)last_update);
+	__s64 diff;
+	int wrapped = __builtin_sub_overflow(t, last_update, &diff);
+	__u64 sign = (__u64)(diff >> 63);
+	__u64 age = ((__u64)diff ^ sign) - sign;	/* |diff|; 2^63 for S64_MIN */
 	__s64 unknown = -(__s64)(status == LCLK_STATUS_UNSYNCED);
 	__s64 bound;
 
-	age &= ~(age >> 63);		/* max(age, 0) */
-	bound = bound0 + lclk_scale(age, drift_mult);
+	age |= -(__u64)wrapped;			/* |t - last_update| >= 2^63 */
+	age = age > LCLK_AGE_MAX ? LCLK_AGE_MAX : age;	/* a cmov */
+	bound = bound0 + lclk_scale((__s64)age, drift_mult);
 	return (bound & ~unknown) | (LCLK_BOUND_UNKNOWN & unknown);
 }
 

@@ -178,8 +178,19 @@ static void test_bound_status(void)
 
 	ok(lclk_bound(5, LCLK_STATUS_UNSYNCED, 1, 0, MAX_MULT) ==
 	   LCLK_BOUND_UNKNOWN, "bound is unknown while unsynced");
-	ok(lclk_bound(100, LCLK_STATUS_SYNCED, 7, 200, MAX_MULT) == 7,
-	   "bound before last_update is bound0");
+	/*
+	 * A time before the last sync is as far from the measurement as one
+	 * after it: a true clock within max_drift strays as far either way.
+	 */
+	ok(lclk_bound(0, LCLK_STATUS_SYNCED, 7, 1000000000LL,
+		      lclk_ppb_to_mult(50000)) == 7 + 49999,
+	   "1 s before last_update at 50 ppm adds 50 us, as 1 s after does");
+	ok(lclk_bound(0, LCLK_STATUS_SYNCED, 7, LLONG_MAX, MAX_MULT) ==
+	   7 + 9223372030345215LL,
+	   "the largest age backwards does not overflow");
+	ok(lclk_bound(LLONG_MIN, LCLK_STATUS_SYNCED, 7, LLONG_MAX, MAX_MULT) ==
+	   7 + 9223372030345215LL,
+	   "an age past 2^63 - 1 counts as 2^63 - 1, never negative");
 	ok(lclk_bound(1000000000LL, LCLK_STATUS_SYNCED, 7, 0,
 		      lclk_ppb_to_mult(50000)) == 7 + 49999,
 	   "1 s at 50 ppm adds 50 us (less the truncation)");
@@ -200,7 +211,13 @@ static __s64 ref_bound(__s64 t, __u32 status, __s64 bound0, __s64 last,
 {
 	if (status == LCLK_STATUS_UNSYNCED)
 		return LCLK_BOUND_UNKNOWN;
-	return bound0 + lclk_scale(t > last ? t - last : 0, drift_mult);
+	__int128 age = (__int128)t - last;
+
+	if (age < 0)
+		age = -age;
+	if (age > LLONG_MAX)
+		age = LLONG_MAX;
+	return bound0 + lclk_scale((__s64)age, drift_mult);
 }
 
 static __u32 ref_status(__s64 t, __u32 status, __s64 last, __s64 holdover)
@@ -217,7 +234,7 @@ static void test_reference(void)
 	for (i = 0; i < 1000000; i++) {
 		__s64 last = between(0, 1LL << 62);
 		__s64 t = i & 1 ? last + between(-1000, 1000) :
-				  between(0, 1LL << 62);
+			  i & 4 ? (__s64)next() : between(0, 1LL << 62);
 		__u32 st = next() % 3;	/* stored: UNSYNCED, SYNCED, HOLDOVER */
 		__s64 b0 = between(0, LCLK_MAX_BOUND_NS);
 		__s64 dm = lclk_ppb_to_mult(next() % (LCLK_MAX_DRIFT_PPB + 1));
