@@ -28,10 +28,13 @@ static const char usage[] =
 "minus A's is in [-min OWD(B->A), +min OWD(A->B)] (one-way delays as the\n"
 "two clocks measure them). The report gives that interval, its width (the\n"
 "precision the traffic certifies) and midpoint, and the interval the hosts'\n"
-"bounds claim, [-(eA + eB), eA + eB]; disjoint intervals mean a clock is\n"
-"outside its bound: the pair is flagged LYING. Messages received before they\n"
-"were sent by more than the two bounds are violations; within the bounds,\n"
-"inversions (ambiguous, not wrong).\n"
+"bounds claim, [-(eA + eB), eA + eB] (the widest of its messages). Each\n"
+"message is held to its own two ends' bounds: one received before it was\n"
+"sent by more than them is a violation, and a pair with a violation is\n"
+"flagged LYING (with bounds alike, the two intervals are disjoint); within\n"
+"the bounds, inversions (ambiguous, not wrong). A message with an end of\n"
+"unknown bound (an unsynced clock) proves nothing either way: counted as of\n"
+"unknown bound, never a violation.\n"
 "\n"
 "Waits: each blocking call of a rank of --min-wait or more (poll, epoll,\n"
 "select, recv, read that got data, or a busy-polling run of them; a TCP\n"
@@ -129,6 +132,15 @@ static void print_waits(const struct merge_result *r)
 		printf("straggler: %s\n", r->rank_names[s]);
 }
 
+/* A bound, or null when it is unknown (an unsynced clock). */
+static void json_bound(struct json *j, const char *key, int64_t bound)
+{
+	if (bound == CLUSTER_BOUND_UNKNOWN)
+		json_null(j, key);
+	else
+		json_int(j, key, bound);
+}
+
 static void json_ranks(struct json *j, const struct merge_result *r)
 {
 	const struct cluster_wait *w = r->wait;
@@ -159,11 +171,11 @@ static void json_ranks(struct json *j, const struct merge_result *r)
 		json_uint(j, "transit", rw->transit);
 		if (rw->sent) {
 			json_int(j, "last_send_ns", rw->last_send_ns);
-			json_int(j, "last_send_bound_ns", rw->last_send_bound_ns);
+			json_bound(j, "last_send_bound_ns", rw->last_send_bound_ns);
 		}
 		if (rw->received) {
 			json_int(j, "last_recv_ns", rw->last_recv_ns);
-			json_int(j, "last_recv_bound_ns", rw->last_recv_bound_ns);
+			json_bound(j, "last_recv_bound_ns", rw->last_recv_bound_ns);
 		}
 		json_obj_end(j);
 	}
@@ -202,15 +214,22 @@ static void print_text(const struct merge_result *r)
 			const struct cluster_pair *ab = cluster_pair(r->match, a, b);
 			const struct cluster_pair *ba = cluster_pair(r->match, b, a);
 
+			char claim[48] = "bounds unknown", unknown[48] = "";
+
 			if (!cluster_check_pair(r->match, a, b, &ck))
 				continue;
-			printf("  %s-%s: offset(%s)-offset(%s) in [%+.3f, %+.3f] us, width %.3f us, midpoint %+.3f us; bounds claim +-%.3f us; %llu violations, %llu inversions%s\n",
+			if (ck.claim_ns != CLUSTER_BOUND_UNKNOWN)
+				snprintf(claim, sizeof(claim), "bounds claim +-%.3f us", ck.claim_ns / 1e3);
+			if (ck.unknown)
+				snprintf(unknown, sizeof(unknown), ", %llu of unknown bound",
+					 (unsigned long long)ck.unknown);
+			printf("  %s-%s: offset(%s)-offset(%s) in [%+.3f, %+.3f] us, width %.3f us, midpoint %+.3f us; %s; %llu violations, %llu inversions%s%s\n",
 			       r->inputs[a].name, r->inputs[b].name,
 			       r->inputs[b].name, r->inputs[a].name,
 			       ck.lo_ns / 1e3, ck.hi_ns / 1e3, (ck.hi_ns - ck.lo_ns) / 1e3,
-			       (ck.lo_ns + ck.hi_ns) / 2e3, ck.claim_ns / 1e3,
+			       (ck.lo_ns + ck.hi_ns) / 2e3, claim,
 			       (unsigned long long)ck.violations,
-			       (unsigned long long)(ab->inversions + ba->inversions),
+			       (unsigned long long)(ab->inversions + ba->inversions), unknown,
 			       ck.lying ? "  LYING" : "");
 		}
 	print_waits(r);
@@ -225,6 +244,7 @@ static void json_pair_dir(struct json *j, const char *key, const struct cluster_
 	json_uint(j, "violations", p->violations);
 	json_uint(j, "ambiguous", p->ambiguous);
 	json_uint(j, "inversions", p->inversions);
+	json_uint(j, "unknown", p->unknown);
 	json_obj_end(j);
 }
 
@@ -251,10 +271,7 @@ static void print_json(const struct merge_result *r)
 		json_uint(&j, "events", s->events);
 		json_uint(&j, "late", s->late);
 		json_bool(&j, "logical", s->logical);
-		if (s->max_bound_ns != CLUSTER_BOUND_UNKNOWN)
-			json_int(&j, "max_bound_ns", s->max_bound_ns);
-		else
-			json_null(&j, "max_bound_ns");
+		json_bound(&j, "max_bound_ns", s->max_bound_ns);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
@@ -284,10 +301,7 @@ static void print_json(const struct merge_result *r)
 				json_int(&j, "offset_hi_ns", ck.hi_ns);
 				json_int(&j, "width_ns", ck.hi_ns - ck.lo_ns);
 				json_int(&j, "midpoint_ns", (ck.lo_ns + ck.hi_ns) / 2);
-				if (ck.claim_ns != CLUSTER_BOUND_UNKNOWN)
-					json_int(&j, "claimed_bound_ns", ck.claim_ns);
-				else
-					json_null(&j, "claimed_bound_ns");
+				json_bound(&j, "claimed_bound_ns", ck.claim_ns);
 				json_bool(&j, "lying", ck.lying);
 				lying += ck.lying;
 			}
@@ -318,11 +332,13 @@ static int write_prom(const char *path, const struct merge_result *r)
 	prom_family(&pr, "lclk_cluster_pair_violations_total", "counter",
 		    "Messages received before they were sent by more than both hosts' bounds.");
 	prom_family(&pr, "lclk_cluster_pair_lying", "gauge",
-		    "1 when the offsets the pair's traffic allows and those its bounds claim are disjoint.");
+		    "1 when a message of the pair was received before it was sent by more than its ends' bounds.");
+	prom_family(&pr, "lclk_cluster_pair_unknown_bound_total", "counter",
+		    "Messages with an end of unknown bound (an unsynced clock): never violations.");
 	prom_family(&pr, "lclk_cluster_pair_certified_width_ns", "gauge",
 		    "Width of the interval the pair's traffic allows for its clocks' relative error.");
 	prom_family(&pr, "lclk_cluster_pair_claimed_bound_ns", "gauge",
-		    "Sum of the pair's published bounds.");
+		    "Widest sum of the pair's published bounds over its messages of known bound.");
 	for (a = 0; a < r->ninputs; a++)
 		for (b = a + 1; b < r->ninputs; b++) {
 			char labels[512] = "";
@@ -333,6 +349,7 @@ static int write_prom(const char *path, const struct merge_result *r)
 			prom_label(labels, sizeof(labels), "b", r->inputs[b].name);
 			prom_sample(&pr, "lclk_cluster_pair_violations_total", labels, ck.violations);
 			prom_sample(&pr, "lclk_cluster_pair_lying", labels, ck.lying);
+			prom_sample(&pr, "lclk_cluster_pair_unknown_bound_total", labels, ck.unknown);
 			prom_sample(&pr, "lclk_cluster_pair_certified_width_ns", labels,
 				    ck.hi_ns - ck.lo_ns);
 			if (ck.claim_ns != CLUSTER_BOUND_UNKNOWN)

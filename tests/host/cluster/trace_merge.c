@@ -17,6 +17,7 @@
 #include "perfetto/pb.h"
 #include "perfetto/perfetto.h"
 #include "cluster/trace_merge.h"
+#include "lib/cli.h"
 
 #define US	1000LL
 #define MS	1000000LL
@@ -206,6 +207,73 @@ TEST(one_message_of_unknown_bound_does_not_hide_a_lying_clock)
 	/* an order the bounds cannot tell is ambiguous */
 	EXPECT_EQ(cluster_pair(f.res.match, 1, 0)->ambiguous, 1);
 	cleanup(&f);
+}
+
+/*
+ * What lclkctl trace merge prints of a pair, text or JSON, into buf: the
+ * command run on the fixture's two traces with stdout sent to a file.
+ */
+static void merge_report(struct __test_metadata *_metadata, struct fixture *f,
+			 bool json, char *buf, size_t len)
+{
+	struct cli_global g = { .json = json };
+	char out[sizeof(f->dir) + 32], report[sizeof(f->dir) + 32];
+	char *argv[] = { "merge", f->a.path, f->b.path, "-o", out, NULL };
+	FILE *fp;
+	size_t n;
+	int saved;
+
+	ASSERT_EQ(perfetto_close(f->a.pf), 0);
+	ASSERT_EQ(perfetto_close(f->b.pf), 0);
+	snprintf(out, sizeof(out), "%s/cluster.pftrace", f->dir);
+	snprintf(report, sizeof(report), "%s/report", f->dir);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	ASSERT_NE(freopen(report, "w", stdout), NULL);
+	EXPECT_EQ(cmd_trace_merge_run(5, argv, &g), 0);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	fp = fopen(report, "r");
+	ASSERT_NE(fp, NULL);
+	n = fread(buf, 1, len - 1, fp);
+	buf[n] = 0;
+	fclose(fp);
+	unlink(report);
+	unlink(out);
+	f->a.pf = NULL;
+	f->b.pf = NULL;
+}
+
+/* A pair whose every message has an unknown bound claims nothing. */
+TEST(the_report_names_an_unknown_claim_and_counts_unknown_messages)
+{
+	struct fixture f;
+	char text[8192], json[16384];
+
+	setup_hosts(_metadata, &f, 4 * US, CLUSTER_BOUND_UNKNOWN);
+	ping_pong(_metadata, &f, 5, 50 * US, 70 * US);
+	merge_report(_metadata, &f, false, text, sizeof(text));
+	EXPECT_EQ(strstr(text, "9223372036854"), NULL) TH_LOG("%s", text);
+	EXPECT_NE(strstr(text, "bounds unknown; 0 violations, 0 inversions, 10 of unknown bound"),
+		  NULL) TH_LOG("%s", text);
+	unlink(f.a.path);
+	unlink(f.b.path);
+	rmdir(f.dir);
+
+	setup_hosts(_metadata, &f, 3 * MS, 10 * US);
+	ping_pong(_metadata, &f, 20, 50 * US, 70 * US);
+	f.b.bound_ns = CLUSTER_BOUND_UNKNOWN;
+	transfer(_metadata, &f.b, &f.a, T0 + 30 * MS, 70 * US, 1000);
+	merge_report(_metadata, &f, true, json, sizeof(json));
+	EXPECT_NE(strstr(json, "\"claimed_bound_ns\":20000"), NULL) TH_LOG("%s", json);
+	EXPECT_NE(strstr(json, "\"inversions\":1,\"unknown\":1}"), NULL) TH_LOG("%s", json);
+	/* node1's last send is the one of unknown bound: null, not 2^63 - 1 */
+	EXPECT_NE(strstr(json, "\"last_send_bound_ns\":null"), NULL) TH_LOG("%s", json);
+	EXPECT_EQ(strstr(json, "9223372036854"), NULL) TH_LOG("%s", json);
+	unlink(f.a.path);
+	unlink(f.b.path);
+	rmdir(f.dir);
 }
 
 TEST(a_clock_3ms_off_with_an_honest_5ms_bound_is_ambiguous_not_wrong)
