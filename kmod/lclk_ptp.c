@@ -15,7 +15,9 @@
  * a group or into a container must not steer the clock. A step says
  * nothing about how right the new time is, so it widens the bound by its
  * size: the reference that was within the bound before the step is
- * within bound + |step| after it.
+ * within bound + |step| after it. A new rate (phc_ctl freq, phc2sys) says
+ * as little: the bound grows by the change of rate until the next sync
+ * (lclk_widen_rate()).
  */
 #include <linux/capability.h>
 #include <linux/math64.h>
@@ -92,7 +94,7 @@ static int lclk_ptp_adjtime(struct ptp_clock_info *info, s64 delta)
 static int lclk_ptp_adjfine(struct ptp_clock_info *info, long scaled_ppm)
 {
 	struct lclk_dev *ld = lclk_of(info);
-	struct lclk_change c = { .modes = LCLK_SET_RATE };
+	struct lclk_change c = { .modes = LCLK_SET_RATE | LCLK_CHANGE_WIDEN };
 	long lim = div_s64(ld->max_rate_ppt * 1024, 15625) + 1;
 
 	scaled_ppm = clamp(scaled_ppm, -lim, lim);

@@ -43,8 +43,10 @@ struct lclk_counters {
 #define LCLK_CHANGE_STEP	BIT(16)	/* add step_ns to the offset */
 #define LCLK_CHANGE_TIME	BIT(17)	/* logical(now) becomes time_ns */
 /*
- * An unmeasured step (the PTP clock's settime and adjtime): the bound
- * grows by the size of the step, within which the reference still lies.
+ * An unmeasured change (the PTP clock's settime, adjtime and adjfine): the
+ * bound grows by the size of a step, within which the reference still
+ * lies, and by what a change of rate moves the line over time (see
+ * lclk_widen_rate()).
  */
 #define LCLK_CHANGE_WIDEN	BIT(18)
 /* The system slept sleep_ns (> 0) that the base clock did not count. */
@@ -161,6 +163,46 @@ static inline void lclk_fold_sleep(const struct lclk_params *o, s64 now,
 }
 
 /*
+ * The most the bound's growth may be widened to (4000 ppm, twice the
+ * largest difference of two rates) before the clock stops vouching for
+ * itself: rates set one after another by someone else (phc2sys steering
+ * the PTP clock) add up here until the next sync.
+ */
+#define LCLK_MAX_WIDE_DRIFT_MULT	(4 * lclk_ppt_to_mult(LCLK_MAX_RATE_PPT))
+
+/*
+ * A rate nobody measured (adjfine through the PTP clock): the line before
+ * it was within the bound of the reference, and the new one leaves it by
+ * |d| = |new rate - old rate| per ns, either way from now. So the bound
+ * grows by |d| per ns of age from now on, and bound0 takes |d| over the
+ * age at now, which covers a stamp taken between the last sync and now
+ * (that the new line, extrapolated back, moves by up to |d| * (now - t))
+ * and one from before the sync alike. Until the next sync: a measurement
+ * resets the growth to max_drift (LCLK_SET_BOUND).
+ */
+static inline void lclk_widen_rate(const struct lclk_params *o, s64 now,
+				   struct lclk_params *m)
+{
+	s64 d = m->rate_mult - o->rate_mult;
+	s64 age = now - m->last_update_ns;
+
+	if (d < 0)
+		d = -d;
+	if (age < 0)
+		age = -age;
+	/* +1: the floor of the rate term may round either line away by 1 ns */
+	d += !!d;
+	if (m->drift_mult > LCLK_MAX_WIDE_DRIFT_MULT - d) {
+		m->status = LCLK_STATUS_UNSYNCED;
+		return;
+	}
+	m->drift_mult += d;
+	m->bound0_ns += lclk_scale(age, d);
+	if (m->bound0_ns > LCLK_MAX_BOUND_NS)
+		m->status = LCLK_STATUS_UNSYNCED;
+}
+
+/*
  * Build the new state from the old one and the change, re-anchored at now.
  * Returns 0 or -EOVERFLOW if the result leaves the ranges the ABI promises.
  */
@@ -217,6 +259,8 @@ static inline int lclk_build(const struct lclk_state *old,
 		s64 t0 = c->t0_ns ? c->t0_ns : now;
 		s64 bound = c->bound_ns;
 
+		/* A measurement: the growth is max_drift's again, not widened. */
+		m->drift_mult = lclk_ppb_to_mult(m->max_drift_ppb);
 		/* The bound was measured at t0; it has grown since. */
 		if (now > t0)
 			bound += lclk_scale(now - t0, m->drift_mult);
@@ -238,6 +282,8 @@ static inline int lclk_build(const struct lclk_state *old,
 			m->status = LCLK_STATUS_UNSYNCED;
 		else
 			m->bound0_ns += step;
+		if ((c->modes & LCLK_SET_RATE) && m->status != LCLK_STATUS_UNSYNCED)
+			lclk_widen_rate(o, now, m);
 	}
 	return 0;
 }

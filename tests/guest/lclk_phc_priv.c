@@ -144,10 +144,50 @@ TEST_F(phc, adjtime_widens_the_bound)
 	ASSERT_EQ(0, step_phc(self->clk, 2 * NSEC));
 	ASSERT_EQ(0, lclk_get_time(self->fd, &t2));
 	EXPECT_LE(t1.bound_ns + 2 * NSEC, t2.bound_ns);
-	/* A rate change is not a step and leaves the bound alone. */
-	ASSERT_EQ(0, set_freq(self->clk, 65536));
+}
+
+/*
+ * phc_ctl freq / phc2sys: a rate lclkctl did not set. The reference is the
+ * line the clock followed before (synced to it, bound 1 us, rate 0): after
+ * +500 ppm for 0.3 s, logical time is 150 us off it, and the bound has to
+ * say so, now and for a stamp taken before the change, until the next sync
+ * brings the bound's growth back to max_drift.
+ */
+TEST_F(phc, adjfine_widens_the_bound)
+{
+	struct lclk_clock c;
+	struct lclk_time t0, t1;
+	struct lclk_now past;
+	struct lclk_params m;
+	struct lclk_set_model sync;
+	__s64 line, err;
+
+	ASSERT_EQ(0, lclk_open(&c, LCLK_DEV0));
+	ASSERT_EQ(0, lclk_get_time(self->fd, &t0));
+	line = t0.logical_ns - t0.base_ns;
+	usleep(200000);
+	ASSERT_EQ(0, set_freq(self->clk, 500 * 65536L));
+	usleep(300000);
 	ASSERT_EQ(0, lclk_get_time(self->fd, &t1));
-	EXPECT_GT(t2.bound_ns + 1000000, t1.bound_ns);
+	err = t1.logical_ns - (t1.base_ns + line);
+	TH_LOG("+500 ppm: %lld ns off the line followed before, bound %lld ns",
+	       (long long)err, (long long)t1.bound_ns);
+	EXPECT_LE(140000, err);
+	EXPECT_LE(llabs(err), t1.bound_ns);
+	lclk_from_base(&c, t0.base_ns, -1, &past);
+	err = past.time_ns - t0.logical_ns;
+	TH_LOG("a stamp from before the change: %lld ns off, bound %lld ns",
+	       (long long)err, (long long)past.bound_ns);
+	EXPECT_LE(llabs(err), past.bound_ns);
+
+	/* A sync measures the clock again: the bound grows at max_drift. */
+	memset(&sync, 0, sizeof(sync));
+	sync.modes = LCLK_SET_BOUND;
+	sync.bound_ns = 1000;
+	ASSERT_EQ(0, lclk_ioc(self->fd, LCLK_IOC_SET_MODEL, &sync));
+	m = lclk_model_of(self->fd);
+	EXPECT_EQ(lclk_ppb_to_mult(m.max_drift_ppb), m.drift_mult);
+	lclk_close(&c);
 }
 
 TEST_HARNESS_MAIN
