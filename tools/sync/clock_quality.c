@@ -1,11 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "clock_quality.h"
 
+/*
+ * The growth the module gives its own bound, drift_mult (2^-40 ns per ns),
+ * in ppb rounded up: max_drift, or more after a rate set through the PTP
+ * clock (kmod/lclk_state.h, lclk_widen_rate()).
+ */
 uint32_t clock_quality_drift_ppb(const struct target_clock *tc)
 {
+	__s64 mult;
+	__u64 ppb;
+
 	if (!tc->logical)
 		return CLOCK_QUALITY_SYSTEM_DRIFT_PPB;
-	return __atomic_load_n(&tc->lc.page->params.max_drift_ppb, __ATOMIC_RELAXED);
+	mult = __atomic_load_n(&tc->lc.page->params.drift_mult, __ATOMIC_RELAXED);
+	if (mult <= 0)
+		return 0;
+	ppb = ((unsigned __int128)mult * 1000000000u + (1ULL << LCLK_RATE_SHIFT) - 1) >>
+	      LCLK_RATE_SHIFT;
+	return ppb > UINT32_MAX ? UINT32_MAX : (uint32_t)ppb;
 }
 
 /* As chrony measures it: the least non-zero difference of close reads. */

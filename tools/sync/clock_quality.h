@@ -16,8 +16,9 @@
 
 /*
  * Largest frequency error of the target against true time that bounds may
- * assume: the instance's max_drift (what the module grows its bound with),
- * or PHI for the system clock.
+ * assume: what the module grows the instance's bound with (its max_drift,
+ * widened by rates set through its PTP clock since the last sync), or PHI
+ * for the system clock.
  */
 uint32_t clock_quality_drift_ppb(const struct target_clock *tc);
 
