@@ -51,6 +51,21 @@ int sync_pick(const struct daemon_config *c, const struct measurement *m,
 	return kept - best_bound <= margin ? prev : best;
 }
 
+int sync_select(const struct daemon_config *c, bool clock_tai, struct measurement *m,
+		bool *valid, char (*why)[SYNC_WHY_MAX], unsigned int n, uint32_t drift_ppb,
+		int64_t now_ns, int prev, enum select_state *state, int *err)
+{
+	struct measurement combined;
+	unsigned int i;
+
+	/* Not honoured yet (issue 30 item 6): what the daemon has always done. */
+	(void)clock_tai;
+	for (i = 0; i < n; i++)
+		why[i][0] = '\0';
+	*err = select_combine(m, valid, n, drift_ppb, now_ns, state, &combined);
+	return *err ? -1 : sync_pick(c, m, state, n, drift_ppb, now_ns, prev);
+}
+
 bool sync_should_step(const struct daemon_config *c, bool unsynced,
 		      unsigned int updates, int64_t offset_ns)
 {
