@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "uapi/linux/lclk.h"
+#include "apply.h"
 #include "sync_policy.h"
 
 /* Lower is better: class first, then "prefer". */
@@ -58,10 +59,16 @@ int sync_select(const struct daemon_config *c, bool clock_tai, struct measuremen
 	struct measurement combined;
 	unsigned int i;
 
-	/* Not honoured yet (issue 30 item 6): what the daemon has always done. */
-	(void)clock_tai;
-	for (i = 0; i < n; i++)
+	/*
+	 * Per source, before selection: one source on the wrong timescale
+	 * must not take the others down with it (select_combine() refuses a
+	 * mixed set), nor, alone, steer the clock by TAI - UTC.
+	 */
+	for (i = 0; i < n; i++) {
 		why[i][0] = '\0';
+		if (valid[i] && apply_timescale(&m[i], clock_tai, why[i], SYNC_WHY_MAX))
+			valid[i] = false;
+	}
 	*err = select_combine(m, valid, n, drift_ppb, now_ns, state, &combined);
 	return *err ? -1 : sync_pick(c, m, state, n, drift_ppb, now_ns, prev);
 }

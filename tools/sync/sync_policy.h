@@ -33,8 +33,8 @@ int sync_pick(const struct daemon_config *c, const struct measurement *m,
 
 /*
  * A cycle's choice: the measurements m[i] with valid[i] are put on the
- * clock's timescale (clock_tai: its model has LCLK_MODEL_TAI). One that
- * cannot be is not used this cycle: valid[i] is cleared and why[i] says
+ * clock's timescale (clock_tai: its model has LCLK_MODEL_TAI) as sync puts
+ * its own, by apply_timescale(). One that cannot be is not used this cycle: valid[i] is cleared and why[i] says
  * why; why[i] is "" for every other. The rest are selected and combined
  * (select_combine(), whose result goes to *err) and one is picked
  * (sync_pick()). Returns its index, or -1.
