@@ -307,6 +307,21 @@ static bool record(struct daemon *d, unsigned int i)
 	return true;
 }
 
+/*
+ * Source i measured, but its measurement cannot be used this cycle (why):
+ * it counts as a failed poll. Warned once per reason, as it recurs each poll.
+ */
+static void unusable(struct daemon *d, unsigned int i, const char *why)
+{
+	struct source_report *s = &d->report.sources[i];
+
+	if (strcmp(s->error, why))
+		log_warn("%s: %s", s->url, why);
+	else
+		log_info("%s: %s", s->url, why);
+	source_report_unusable(s, why);
+}
+
 static void lost_all(struct daemon *d, const char *why)
 {
 	if (!d->no_source && !d->updates)
@@ -320,21 +335,16 @@ static void lost_all(struct daemon *d, const char *why)
 	poll_sched_failed(&d->sched);
 }
 
-/* Step or slew to measurement m of source i. */
+/* Step or slew to measurement m of source i, on a clock whose model is model. */
 static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
-		  bool disturbed, int64_t now)
+		  const struct lclk_params *model, bool disturbed, int64_t now)
 {
 	struct lclk_set_model set = { .modes = LCLK_SET_RATE | LCLK_SET_BOUND | LCLK_SET_MAX_DRIFT };
 	int64_t growth = growth_since(d, m->base_ns);
-	struct lclk_params model;
 	char a[UNITS_BUFSZ];
 	bool step;
 
-	if (device_ioctl(d->fd, LCLK_IOC_GET_MODEL, &model)) {
-		log_err("%s: reading the model failed", d->cfg.device);
-		return;
-	}
-	step = sync_should_step(&d->cfg, model.status == LCLK_STATUS_UNSYNCED, d->updates,
+	step = sync_should_step(&d->cfg, model->status == LCLK_STATUS_UNSYNCED, d->updates,
 				m->offset_ns);
 	if (disturbed || step)
 		/* The offset history no longer fits one line. */
@@ -381,9 +391,10 @@ static void finish_cycle(struct daemon *d, int64_t now)
 	struct measurement m[CONFIG_MAX_SOURCES];
 	bool valid[CONFIG_MAX_SOURCES];
 	enum select_state st[CONFIG_MAX_SOURCES];
-	struct measurement combined;
+	char why[CONFIG_MAX_SOURCES][SYNC_WHY_MAX];
 	unsigned int i, n = d->nrunners, nvalid = 0;
 	int best, prev = d->report.selected, err;
+	struct lclk_params model;
 	uint32_t drift;
 	bool disturbed;
 
@@ -399,10 +410,20 @@ static void finish_cycle(struct daemon *d, int64_t now)
 		lost_all(d, "no source answered");
 		goto next;
 	}
+	/*
+	 * Read each cycle: the timescale is the model's (lclkctl set --tai
+	 * may change it while the daemon runs), and steer() starts from it.
+	 */
+	if (device_ioctl(d->fd, LCLK_IOC_GET_MODEL, &model)) {
+		log_err("%s: reading the model failed", d->cfg.device);
+		goto next;
+	}
 	drift = drift_at(d, servo_freq(d->servo));
-	err = select_combine(m, valid, n, drift, now, st, &combined);
-	best = err ? -1 : sync_pick(&d->cfg, m, st, n, drift, now, prev);
+	best = sync_select(&d->cfg, model.model_flags & LCLK_MODEL_TAI, m, valid, why, n,
+			   drift, now, prev, st, &err);
 	for (i = 0; i < n; i++) {
+		if (why[i][0])
+			unusable(d, i, why[i]);
 		if (!valid[i])
 			continue;
 		if (err == -EDOM || st[i] == SELECT_FALSETICKER)
@@ -412,6 +433,7 @@ static void finish_cycle(struct daemon *d, int64_t now)
 	}
 	if (best < 0) {
 		lost_all(d, err == -EDOM ? "sources disagree, no majority" :
+			 err == -ENODATA ? "no source on the clock's timescale" :
 			 "no source survived selection");
 		goto next;
 	}
@@ -422,7 +444,7 @@ static void finish_cycle(struct daemon *d, int64_t now)
 		log_notice("%s: selected", d->report.sources[best].url);
 	d->no_source = false;
 	d->report.selected = best;
-	steer(d, best, &m[best], disturbed, now);
+	steer(d, best, &m[best], &model, disturbed, now);
 next:
 	d->next_poll_ns = now + d->sched.interval_ns;
 	d->report.poll_ns = d->sched.interval_ns;

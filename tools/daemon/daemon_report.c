@@ -67,3 +67,11 @@ bool source_report_poll(struct source_report *s, int ret,
 	s->rejected += m->rejected;
 	return true;
 }
+
+void source_report_unusable(struct source_report *s, const char *err)
+{
+	s->reach &= (uint8_t)~1U;
+	s->failures++;
+	s->state = SRC_UNREACHABLE;
+	snprintf(s->error, sizeof(s->error), "%s", err);
+}

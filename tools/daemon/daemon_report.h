@@ -19,7 +19,7 @@ enum source_state {
 	SRC_SELECTED,		/* steers the clock */
 	SRC_CANDIDATE,		/* agrees, but a better one steers */
 	SRC_FALSETICKER,	/* outside the majority's intersection */
-	SRC_UNREACHABLE,	/* its last poll gave no measurement */
+	SRC_UNREACHABLE,	/* its last poll gave no usable measurement */
 	NR_SOURCE_STATES
 };
 
@@ -65,6 +65,12 @@ struct measurement;
  */
 bool source_report_poll(struct source_report *s, int ret,
 			const struct measurement *m, const char *err);
+
+/*
+ * The poll just accounted measured, but its measurement is of no use (on
+ * another timescale, with no UTC offset to convert it): a failure, err why.
+ */
+void source_report_unusable(struct source_report *s, const char *err);
 
 /* "selected", "candidate", "falseticker", "unreachable", "init" */
 const char *source_state_name(enum source_state s);

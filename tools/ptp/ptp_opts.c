@@ -150,15 +150,24 @@ void ptp_opts_timescale(const struct ptp_opts *o, struct measurement *m,
 			bool ref_tai, int announced)
 {
 	m->tai = false;
-	if (!ref_tai || o->arb)
+	m->utc_offset_valid = false;
+	if (o->arb)
 		return;
-	if (o->want_tai) {
-		m->tai = true;
-	} else if (announced >= 0) {
-		m->offset_ns -= announced * NS_PER_SEC;
+	/*
+	 * Kept in m whatever the reference counts, so that whoever applies
+	 * m can move it to the clock's timescale (apply_timescale()).
+	 */
+	if (announced >= 0) {
+		m->utc_offset_valid = true;
+		m->utc_offset = announced;
 	} else if (o->have_utc_offset) {
-		m->offset_ns -= o->utc_offset * NS_PER_SEC;
-	} else {
-		m->tai = true;
+		m->utc_offset_valid = true;
+		m->utc_offset = o->utc_offset;
 	}
+	if (!ref_tai)
+		return;
+	if (o->want_tai || !m->utc_offset_valid)
+		m->tai = true;
+	else
+		m->offset_ns -= m->utc_offset * NS_PER_SEC;
 }

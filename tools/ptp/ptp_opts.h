@@ -14,10 +14,13 @@
  * measurement.tai, so whoever applies it knows. timescale=tai asks for
  * offsets against TAI (measurement.tai set, no conversion), for a logical
  * clock run on TAI. phc: takes clock=utc for a PHC that counts UTC (an
- * lclk instance's own PHC does, unless its model is TAI).
+ * lclk instance's own PHC does, unless its model is TAI). The offset found
+ * is kept in measurement.utc_offset, on either timescale, and sync and the
+ * daemon convert with it to the clock's (apply_timescale()); a measurement
+ * on the other timescale without one is refused.
  *
  * timescale=arb takes the reference's time as it is, whatever it counts:
- * no conversion, measurement.tai clear. ptp:// refuses a grandmaster that
+ * no conversion, measurement.tai clear, no UTC offset. ptp:// refuses a grandmaster that
  * is not traceable to UTC or TAI (an ARB timescale, clockClass 248, ...;
  * ptp_quality.h) unless given timescale=arb; ptp4l: takes a master without
  * ptpTimescale (ptp4l on the system clock) as it is.

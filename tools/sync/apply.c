@@ -11,6 +11,7 @@
 #include "apply.h"
 #include "lclk_model.h"
 
+#define NS_PER_SEC		1000000000LL
 /* Splitting a step across t0 and now rounds twice, 1 ns each. */
 #define APPLY_ROUNDING_NS	2
 
@@ -32,21 +33,39 @@ static int64_t drift_ns(int64_t dt, uint32_t ppb)
 	return dt > 0 ? (int64_t)ceil((double)dt * ppb / 1e9) : 0;
 }
 
-int apply_plan(const struct measurement *m, const struct lclk_params *before,
+int apply_timescale(struct measurement *m, bool clock_tai, char *err, size_t errlen)
+{
+	if (m->tai == clock_tai)
+		return 0;
+	if (!m->utc_offset_valid) {
+		snprintf(err, errlen,
+			 "the clock counts %s but the source gives %s, with no valid UTC offset to convert it",
+			 clock_tai ? "TAI" : "UTC", m->tai ? "TAI" : "UTC");
+		return -EINVAL;
+	}
+	/* offset is reference - clock; TAI is ahead of UTC by the offset. */
+	m->offset_ns += (clock_tai ? 1 : -1) * (int64_t)m->utc_offset * NS_PER_SEC;
+	m->tai = clock_tai;
+	return 0;
+}
+
+int apply_plan(const struct measurement *meas, const struct lclk_params *before,
 	       const struct lclk_info *info, const struct apply_opts *o,
 	       struct apply_plan *p, char *err, size_t errlen)
 {
-	int64_t off = m->offset_ns, mag = llabs(m->offset_ns), headroom;
+	const struct measurement *m = &p->m;
 	struct lclk_set_model *s = &p->start;
+	int64_t off, mag, headroom;
+	int ret;
 
 	memset(p, 0, sizeof(*p));
-	p->m = *m;
+	p->m = *meas;
 	p->before = *before;
-	if (!!(before->model_flags & LCLK_MODEL_TAI) != m->tai) {
-		snprintf(err, errlen, "the clock counts %s but the sources give %s",
-			 m->tai ? "UTC" : "TAI", m->tai ? "TAI" : "UTC");
-		return -EINVAL;
-	}
+	ret = apply_timescale(&p->m, before->model_flags & LCLK_MODEL_TAI, err, errlen);
+	if (ret)
+		return ret;
+	off = m->offset_ns;
+	mag = llabs(off);
 	if (m->bound_ns < 0 || mag + m->bound_ns > LCLK_MAX_BOUND_NS) {
 		snprintf(err, errlen, "bound %lld ns is out of the module's range",
 			 (long long)m->bound_ns);

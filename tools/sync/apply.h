@@ -53,10 +53,23 @@ struct apply_plan {
 };
 
 /*
+ * Put m on the clock's timescale (clock_tai: its model has LCLK_MODEL_TAI),
+ * for sync and the daemon alike. A measurement against the other one is
+ * moved by the UTC offset its source knows (m->utc_offset_valid), as
+ * linuxptp moves PTP time to UTC by a valid currentUtcOffset. Without one
+ * it is refused, -EINVAL with the reason in err: as it is, it would be
+ * off by TAI - UTC (37 s since 2017) under a bound of microseconds, and a
+ * guessed offset (ptp4l's built-in 37) goes wrong at the next leap second.
+ */
+int apply_timescale(struct measurement *m, bool clock_tai, char *err, size_t errlen);
+
+/*
  * Plan the correction for m on a clock whose model is before, on an
  * instance with info's rate limit. Returns 0, or with a reason in err:
- * -ERANGE (a backward step without allow_backward), -EINVAL (timescales
- * differ, bound out of range), -EDOM (no rate headroom to slew).
+ * -ERANGE (a backward step without allow_backward), -EINVAL (on another
+ * timescale with no UTC offset to convert it, apply_timescale(); bound out
+ * of range), -EDOM (no rate headroom to slew). p->m is m on the clock's
+ * timescale.
  */
 int apply_plan(const struct measurement *m, const struct lclk_params *before,
 	       const struct lclk_info *info, const struct apply_opts *o,

@@ -57,6 +57,7 @@ int select_combine(const struct measurement *m, const bool *valid, unsigned int 
 	int64_t lo[SELECT_MAX], hi[SELECT_MAX], l = 0, u = 0, wl = 0, wu = 0;
 	unsigned int idx[SELECT_MAX], k = 0, f, i, best = 0;
 	double wsum = 0, osum = 0;
+	bool disagree = false;
 	int64_t c;
 
 	for (i = 0; i < n; i++) {
@@ -105,6 +106,12 @@ int select_combine(const struct measurement *m, const bool *valid, unsigned int 
 			out->delay_ns = s->delay_ns;
 		out->samples += s->samples;
 		out->rejected += s->rejected;
+		/* The UTC offset any survivor knows, unless two disagree (a leap second). */
+		if (s->utc_offset_valid && !disagree) {
+			disagree = out->utc_offset_valid && out->utc_offset != s->utc_offset;
+			out->utc_offset_valid = !disagree;
+			out->utc_offset = s->utc_offset;
+		}
 	}
 	c = llround(osum / wsum);
 	if (c < l)

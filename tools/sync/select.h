@@ -36,7 +36,8 @@ enum select_state {
 
 /*
  * Select and combine the n measurements m[i] with valid[i]. All must be on
- * one timescale (m->tai equal). drift_ppb: how fast an interval widens
+ * one timescale (m->tai equal); the result has the UTC offset the survivors
+ * know, if they agree on it. drift_ppb: how fast an interval widens
  * with age; at_base_ns: CLOCK_MONOTONIC the result is for.
  * Returns 0, -ENODATA (no valid input), -EDOM (no majority agrees) or
  * -EINVAL (mixed timescales). state[i] is set for every input.

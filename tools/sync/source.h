@@ -27,7 +27,14 @@ struct measurement {
 	int64_t base_ns;	/* CLOCK_MONOTONIC the measurement is for */
 	int stratum;		/* reference's stratum (PTP: steps removed + 1) */
 	int leap;		/* leap indicator, 0..2 */
-	bool tai;		/* the reference counts TAI, not UTC */
+	bool tai;		/* offset_ns is against TAI, not UTC */
+	/*
+	 * TAI - UTC in seconds, when the source knows it (a PTP grandmaster's
+	 * currentUtcOffset with currentUtcOffsetValid, or utc_offset=): what
+	 * moves offset_ns to the other timescale (apply_timescale()).
+	 */
+	bool utc_offset_valid;
+	int utc_offset;
 	char refid[32];		/* reference id or clock identity, printable */
 	unsigned int samples;	/* replies used */
 	unsigned int rejected;	/* replies rejected, each reported */

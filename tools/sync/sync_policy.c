@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "uapi/linux/lclk.h"
+#include "apply.h"
 #include "sync_policy.h"
 
 /* Lower is better: class first, then "prefer". */
@@ -49,6 +50,27 @@ int sync_pick(const struct daemon_config *c, const struct measurement *m,
 	kept = select_aged_bound(&m[prev], drift_ppb, now_ns);
 	margin = kept / 2 < SYNC_RESELECT_NS ? kept / 2 : SYNC_RESELECT_NS;
 	return kept - best_bound <= margin ? prev : best;
+}
+
+int sync_select(const struct daemon_config *c, bool clock_tai, struct measurement *m,
+		bool *valid, char (*why)[SYNC_WHY_MAX], unsigned int n, uint32_t drift_ppb,
+		int64_t now_ns, int prev, enum select_state *state, int *err)
+{
+	struct measurement combined;
+	unsigned int i;
+
+	/*
+	 * Per source, before selection: one source on the wrong timescale
+	 * must not take the others down with it (select_combine() refuses a
+	 * mixed set), nor, alone, steer the clock by TAI - UTC.
+	 */
+	for (i = 0; i < n; i++) {
+		why[i][0] = '\0';
+		if (valid[i] && apply_timescale(&m[i], clock_tai, why[i], SYNC_WHY_MAX))
+			valid[i] = false;
+	}
+	*err = select_combine(m, valid, n, drift_ppb, now_ns, state, &combined);
+	return *err ? -1 : sync_pick(c, m, state, n, drift_ppb, now_ns, prev);
 }
 
 bool sync_should_step(const struct daemon_config *c, bool unsynced,

@@ -28,6 +28,21 @@ int sync_pick(const struct daemon_config *c, const struct measurement *m,
 	      const enum select_state *state, unsigned int n, uint32_t drift_ppb,
 	      int64_t now_ns, int prev);
 
+/* A reason, as long as the report keeps (source_report.error). */
+#define SYNC_WHY_MAX	128
+
+/*
+ * A cycle's choice: the measurements m[i] with valid[i] are put on the
+ * clock's timescale (clock_tai: its model has LCLK_MODEL_TAI) as sync puts
+ * its own, by apply_timescale(). One that cannot be is not used this cycle: valid[i] is cleared and why[i] says
+ * why; why[i] is "" for every other. The rest are selected and combined
+ * (select_combine(), whose result goes to *err) and one is picked
+ * (sync_pick()). Returns its index, or -1.
+ */
+int sync_select(const struct daemon_config *c, bool clock_tai, struct measurement *m,
+		bool *valid, char (*why)[SYNC_WHY_MAX], unsigned int n, uint32_t drift_ppb,
+		int64_t now_ns, int prev, enum select_state *state, int *err);
+
 /*
  * Step or slew offset_ns? The first sync of an UNSYNCED clock always steps
  * (there is no time to keep monotonic with), in either direction. After

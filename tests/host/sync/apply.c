@@ -108,6 +108,39 @@ TEST(backward_step_needs_permission)
 	EXPECT_EQ(p.start.flags, LCLK_ALLOW_BACKWARD);
 }
 
+/*
+ * The timescale rule sync shares with the daemon (apply_timescale()): a
+ * measurement against the other timescale is moved by its UTC offset,
+ * exactly 37 s = 37000000000 ns, or refused without one.
+ */
+TEST(other_timescale_converted_with_a_valid_utc_offset)
+{
+	struct lclk_params m = model0();
+	struct measurement me = meas(37000000000LL + 100000, 20000, 200 * S);
+	struct apply_plan p;
+	char err[128];
+
+	me.tai = true;
+	me.utc_offset_valid = true;
+	me.utc_offset = 37;
+	ASSERT_EQ(apply_plan(&me, &m, &info, &opts, &p, err, sizeof(err)), 0);
+	EXPECT_EQ(APPLY_SLEW, p.action);
+	EXPECT_EQ(100000, p.m.offset_ns);
+	EXPECT_FALSE(p.m.tai);
+	EXPECT_EQ(100000 + 20000 + 2, p.start.bound_ns);
+	/* A UTC measurement on a TAI clock: the other way. */
+	m.model_flags = LCLK_MODEL_TAI;
+	me = meas(100000 - 37000000000LL, 20000, 200 * S);
+	me.utc_offset_valid = true;
+	me.utc_offset = 37;
+	ASSERT_EQ(apply_plan(&me, &m, &info, &opts, &p, err, sizeof(err)), 0);
+	EXPECT_EQ(100000, p.m.offset_ns);
+	EXPECT_TRUE(p.m.tai);
+	me.utc_offset_valid = false;
+	EXPECT_EQ(apply_plan(&me, &m, &info, &opts, &p, err, sizeof(err)), -EINVAL);
+	TH_LOG("%s", err);
+}
+
 TEST(refusals)
 {
 	struct lclk_params m = model0();
@@ -115,7 +148,7 @@ TEST(refusals)
 	struct apply_plan p;
 	char err[128];
 
-	me.tai = true;
+	me.tai = true;		/* against TAI, on a UTC clock, no UTC offset */
 	EXPECT_EQ(apply_plan(&me, &m, &info, &opts, &p, err, sizeof(err)), -EINVAL);
 	me.tai = false;
 	me.bound_ns = LCLK_MAX_BOUND_NS;

@@ -99,6 +99,24 @@ TEST(mixed_timescales_refused)
 	EXPECT_EQ(select_combine(m, all, 2, 0, 0, st, &out), -EINVAL);
 }
 
+/* The result keeps the UTC offset the survivors know, for sync to convert with. */
+TEST(utc_offset_carried_unless_survivors_disagree)
+{
+	struct measurement m[] = { meas(0, 100, 0), meas(0, 100, 0) };
+	enum select_state st[2];
+	struct measurement out;
+
+	m[1].utc_offset_valid = true;
+	m[1].utc_offset = 37;
+	ASSERT_EQ(select_combine(m, all, 2, 0, 0, st, &out), 0);
+	EXPECT_TRUE(out.utc_offset_valid);
+	EXPECT_EQ(37, out.utc_offset);
+	m[0].utc_offset_valid = true;
+	m[0].utc_offset = 36;		/* one has not seen the leap second yet */
+	ASSERT_EQ(select_combine(m, all, 2, 0, 0, st, &out), 0);
+	EXPECT_FALSE(out.utc_offset_valid);
+}
+
 TEST(aging_widens_by_drift)
 {
 	struct measurement m = meas(0, 1000, 0), out;

@@ -71,4 +71,19 @@ TEST(poll_not_due_changes_nothing)
 	EXPECT_STREQ("", s.error);
 }
 
+
+/* Measured, but on another timescale with no UTC offset: a failed poll. */
+TEST(unusable_measurement_is_a_failure)
+{
+	struct source_report s = { .state = SRC_SELECTED };
+
+	ASSERT_TRUE(source_report_poll(&s, 0, &sample, ""));
+	source_report_unusable(&s, "the clock counts UTC but the source gives TAI");
+	EXPECT_EQ(0, s.reach);
+	EXPECT_EQ(1, s.polls);
+	EXPECT_EQ(1, s.failures);
+	EXPECT_EQ(SRC_UNREACHABLE, s.state);
+	EXPECT_STREQ("the clock counts UTC but the source gives TAI", s.error);
+}
+
 TEST_HARNESS_MAIN

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The daemon's decisions: which source steers, step or slew, the bound published. */
+#include <stdlib.h>
+
 /* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
@@ -96,6 +98,120 @@ TEST(pick_keeps_the_selected_source_among_equals)
 	st[0] = SELECT_FALSETICKER;
 	st[1] = SELECT_FALSETICKER;
 	EXPECT_EQ(2, sync_pick(&c, m, st, 4, 0, 1000, 0));	/* the selected one is gone */
+}
+
+/*
+ * TAI - UTC since 2017: 37 s, exactly 37000000000 ns. A PHC in TAI, or a
+ * grandmaster on the PTP timescale whose currentUtcOffset is not valid,
+ * gives offsets against TAI; the daemon steering a UTC clock must not take
+ * them as they are (a clock 37 s off with a microsecond bound), only
+ * converted with a UTC offset the source knows, else not at all.
+ */
+#define TAI_UTC_NS	37000000000LL
+
+/* One daemon cycle over m: the index of the source it steers by, or -1. */
+static int cycle(struct daemon_config *c, bool clock_tai, struct measurement *m,
+		 bool *valid, char (*why)[SYNC_WHY_MAX], unsigned int n)
+{
+	enum select_state st[4];
+	int err;
+
+	return sync_select(c, clock_tai, m, valid, why, n, 0, 1000, -1, st, &err);
+}
+
+TEST(tai_without_utc_offset_is_not_steered_by_on_a_utc_clock)
+{
+	/* The truth: the clock is 20 us behind UTC; the source says so in TAI. */
+	struct measurement m[2] = {
+		{ .offset_ns = TAI_UTC_NS + 20000, .bound_ns = 50000, .base_ns = 1000,
+		  .tai = true },
+	};
+	char why[2][SYNC_WHY_MAX];
+	bool valid[2] = { true };
+	struct daemon_config c;
+	int best;
+
+	config(&c);
+	best = cycle(&c, false, m, valid, why, 1);
+	if (best >= 0)
+		TH_LOG("would steer by %lld ns +- %lld ns; the truth is 20000 ns",
+		       (long long)m[best].offset_ns, (long long)m[best].bound_ns);
+	EXPECT_EQ(-1, best);
+	EXPECT_FALSE(valid[0]);
+	EXPECT_NE('\0', why[0][0]);
+	TH_LOG("why: %s", why[0]);
+	/* The same on a TAI clock is taken as it is. */
+	valid[0] = true;
+	m[0].offset_ns = 20000;
+	EXPECT_EQ(0, cycle(&c, true, m, valid, why, 1));
+	EXPECT_EQ(20000, m[0].offset_ns);
+	EXPECT_EQ('\0', why[0][0]);
+}
+
+TEST(tai_with_valid_utc_offset_is_converted)
+{
+	struct measurement m[1] = {
+		{ .offset_ns = TAI_UTC_NS + 20000, .bound_ns = 50000, .base_ns = 1000,
+		  .tai = true, .utc_offset_valid = true, .utc_offset = 37 },
+	};
+	char why[1][SYNC_WHY_MAX];
+	bool valid[1] = { true };
+	struct daemon_config c;
+
+	config(&c);
+	ASSERT_EQ(0, cycle(&c, false, m, valid, why, 1));
+	TH_LOG("steers by %lld ns +- %lld ns; the truth is 20000 ns",
+	       (long long)m[0].offset_ns, (long long)m[0].bound_ns);
+	EXPECT_LE(llabs(m[0].offset_ns - 20000), m[0].bound_ns);
+	EXPECT_EQ(20000, m[0].offset_ns);
+	EXPECT_FALSE(m[0].tai);
+	EXPECT_TRUE(valid[0]);
+	EXPECT_EQ('\0', why[0][0]);
+}
+
+/* A UTC source (NTP, or PTP already moved to UTC) on a TAI clock, both ways. */
+TEST(utc_on_a_tai_clock)
+{
+	struct measurement m[1] = {
+		{ .offset_ns = 20000 - TAI_UTC_NS, .bound_ns = 50000, .base_ns = 1000 },
+	};
+	char why[1][SYNC_WHY_MAX];
+	bool valid[1] = { true };
+	struct daemon_config c;
+
+	config(&c);
+	EXPECT_EQ(-1, cycle(&c, true, m, valid, why, 1));
+	EXPECT_FALSE(valid[0]);
+	valid[0] = true;
+	m[0].utc_offset_valid = true;
+	m[0].utc_offset = 37;
+	ASSERT_EQ(0, cycle(&c, true, m, valid, why, 1));
+	EXPECT_EQ(20000, m[0].offset_ns);
+	EXPECT_TRUE(m[0].tai);
+}
+
+/*
+ * A PHC in TAI beside an NTP server, on a UTC clock: the PHC is left out
+ * and NTP steers, where a mixed set used to leave the clock with none.
+ */
+TEST(unconvertible_source_is_left_out_of_the_cycle)
+{
+	struct measurement m[2] = {
+		{ .offset_ns = 30000, .bound_ns = 100000, .base_ns = 1000 },
+		{ .offset_ns = TAI_UTC_NS + 20000, .bound_ns = 1000, .base_ns = 1000,
+		  .tai = true },
+	};
+	char why[2][SYNC_WHY_MAX];
+	bool valid[2] = { true, true };
+	struct daemon_config c;
+
+	config(&c);		/* source 1 is PTP: it would be picked first */
+	EXPECT_EQ(0, cycle(&c, false, m, valid, why, 2));
+	EXPECT_TRUE(valid[0]);
+	EXPECT_FALSE(valid[1]);
+	EXPECT_EQ('\0', why[0][0]);
+	EXPECT_NE('\0', why[1][0]);
+	EXPECT_EQ(30000, m[0].offset_ns);
 }
 
 TEST(step_only_when_unsynced_or_configured)
