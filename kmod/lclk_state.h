@@ -15,6 +15,8 @@
 #include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/errno.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/time64.h>
 #include <linux/types.h>
@@ -240,6 +242,49 @@ static inline int lclk_build(const struct lclk_state *old,
 			m->bound0_ns += step;
 	}
 	return 0;
+}
+
+/*
+ * The PTP clock's calls as changes (lclk_ptp.c makes them; the host tests
+ * make the same ones). settime and adjtime say nothing about how right the
+ * new time is, so they widen the bound by the size of their step: the
+ * reference that was within the bound before the step is within
+ * bound + |step| after it.
+ */
+static inline void lclk_phc_settime(s64 ns, struct lclk_change *c)
+{
+	*c = (struct lclk_change){
+		.modes = LCLK_CHANGE_TIME | LCLK_CHANGE_WIDEN,
+		.time_ns = ns,
+	};
+}
+
+static inline void lclk_phc_adjtime(s64 delta, struct lclk_change *c)
+{
+	*c = (struct lclk_change){
+		.modes = LCLK_CHANGE_STEP | LCLK_CHANGE_WIDEN,
+		.step_ns = delta,
+	};
+}
+
+/*
+ * scaled_ppm is ppm with a 16-bit binary fraction, so ppt = scaled_ppm *
+ * 10^6 / 2^16 = scaled_ppm * 15625 / 2^10, truncated towards zero. The PTP
+ * core's check against max_adj does not bound it: scaled_ppm_to_ppb()
+ * overflows for large values, which then pass, so any long may arrive
+ * here. What holds the rate to the instance's limit is the clamps: of
+ * scaled_ppm first (to one unit past the limit, which the second clamp
+ * then takes back), so that the product cannot overflow, then of the rate.
+ */
+static inline void lclk_phc_adjfine(long scaled_ppm, s64 max_rate_ppt,
+				    struct lclk_change *c)
+{
+	long lim = div_s64(max_rate_ppt * 1024, 15625) + 1;
+
+	scaled_ppm = clamp(scaled_ppm, -lim, lim);
+	*c = (struct lclk_change){ .modes = LCLK_SET_RATE };
+	c->rate_ppt = div_s64((s64)scaled_ppm * 15625, 1024);
+	c->rate_ppt = clamp(c->rate_ppt, -max_rate_ppt, max_rate_ppt);
 }
 
 /*
