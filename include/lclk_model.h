@@ -39,10 +39,23 @@ static inline __s64 lclk_ppt_to_mult(__s64 ppt)
 #endif
 }
 
-/* ppb to 2^-LCLK_RATE_SHIFT ns/ns, for max_drift. */
+/*
+ * max_drift in ppb to the bound's growth in 2^-LCLK_RATE_SHIFT ns/ns,
+ * rounded up, and one unit more: the rate's own multiplier is truncated
+ * (lclk_ppt_to_mult()) by less than one unit, which the clock runs off the
+ * rate it was given by. The bound grows at least as fast as max_drift and
+ * that truncation together, never slower through rounding.
+ */
 static inline __s64 lclk_ppb_to_mult(__u32 ppb)
 {
-	return lclk_ppt_to_mult((__s64)ppb * 1000);
+	__s64 scaled = (__s64)ppb * 1000 * (1LL << (LCLK_RATE_SHIFT - 12)) +
+		       LCLK_POW5_12 - 1;
+
+#ifdef __KERNEL__
+	return div_s64(scaled, LCLK_POW5_12) + 1;
+#else
+	return scaled / LCLK_POW5_12 + 1;
+#endif
 }
 
 /* delta * mult / 2^LCLK_RATE_SHIFT, rounded towards minus infinity. */
@@ -67,6 +80,13 @@ static inline __s64 lclk_logical(__s64 t, __s64 t0, __s64 offset,
 
 #define LCLK_AGE_MAX	0x7fffffffffffffffULL
 
+/*
+ * What the bound adds for rounding, so that it never rounds in the
+ * reader's favour: the reading is the model's line floored to whole ns,
+ * and so is the growth.
+ */
+#define LCLK_BOUND_ROUNDING_NS	2
+
 static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
 			       __s64 last_update, __s64 drift_mult)
 {
@@ -88,7 +108,8 @@ static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
 
 	age |= -(__u64)wrapped;			/* |t - last_update| >= 2^63 */
 	age = age > LCLK_AGE_MAX ? LCLK_AGE_MAX : age;	/* a cmov */
-	bound = bound0 + lclk_scale((__s64)age, drift_mult);
+	bound = bound0 + lclk_scale((__s64)age, drift_mult) +
+		LCLK_BOUND_ROUNDING_NS;
 	return (bound & ~unknown) | (LCLK_BOUND_UNKNOWN & unknown);
 }
 

@@ -21,7 +21,6 @@
  */
 #include <linux/capability.h>
 #include <linux/math64.h>
-#include <linux/minmax.h>
 #include <linux/ptp_clock_kernel.h>
 #include <linux/time64.h>
 
@@ -64,42 +63,27 @@ static int lclk_ptp_gettimex64(struct ptp_clock_info *info,
 static int lclk_ptp_settime64(struct ptp_clock_info *info,
 			      const struct timespec64 *ts)
 {
-	struct lclk_change c = {
-		.modes = LCLK_CHANGE_TIME | LCLK_CHANGE_WIDEN,
-		.time_ns = timespec64_to_ns(ts),
-	};
+	struct lclk_change c;
 
+	lclk_phc_settime(timespec64_to_ns(ts), &c);
 	return lclk_ptp_change(lclk_of(info), &c);
 }
 
 static int lclk_ptp_adjtime(struct ptp_clock_info *info, s64 delta)
 {
-	struct lclk_change c = {
-		.modes = LCLK_CHANGE_STEP | LCLK_CHANGE_WIDEN,
-		.step_ns = delta,
-	};
+	struct lclk_change c;
 
+	lclk_phc_adjtime(delta, &c);
 	return lclk_ptp_change(lclk_of(info), &c);
 }
 
-/*
- * scaled_ppm is ppm with a 16-bit binary fraction, so ppt = scaled_ppm *
- * 10^6 / 2^16 = scaled_ppm * 15625 / 2^10. The PTP core's check against
- * max_adj does not bound it: scaled_ppm_to_ppb() overflows for large
- * values, which then pass, so any long may arrive here. What holds the
- * rate to the instance's limit is the clamps: of scaled_ppm first (to one
- * unit past the limit, which the second clamp then takes back), so that
- * the product cannot overflow, then of the rate.
- */
+/* The rate, clamped to the instance's limit: lclk_phc_adjfine(). */
 static int lclk_ptp_adjfine(struct ptp_clock_info *info, long scaled_ppm)
 {
 	struct lclk_dev *ld = lclk_of(info);
-	struct lclk_change c = { .modes = LCLK_SET_RATE | LCLK_CHANGE_WIDEN };
-	long lim = div_s64(ld->max_rate_ppt * 1024, 15625) + 1;
+	struct lclk_change c;
 
-	scaled_ppm = clamp(scaled_ppm, -lim, lim);
-	c.rate_ppt = div_s64((s64)scaled_ppm * 15625, 1024);
-	c.rate_ppt = clamp(c.rate_ppt, -ld->max_rate_ppt, ld->max_rate_ppt);
+	lclk_phc_adjfine(scaled_ppm, ld->max_rate_ppt, &c);
 	return lclk_ptp_change(ld, &c);
 }
 

@@ -15,6 +15,8 @@
 #include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/errno.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/time64.h>
 #include <linux/types.h>
@@ -153,12 +155,12 @@ static inline void lclk_fold_sleep(const struct lclk_params *o, s64 now,
 	if (m->status == LCLK_STATUS_UNSYNCED)
 		return;
 	if (check_sub_overflow(m->last_update_ns, sleep, &last) ||
-	    m->bound0_ns > LCLK_MAX_BOUND_NS - LCLK_SLEEP_ERROR_NS) {
+	    m->bound0_ns > LCLK_MAX_BOUND_NS - LCLK_SLEEP_ERROR_NS - 1) {
 		m->status = LCLK_STATUS_UNSYNCED;
 		return;
 	}
 	m->last_update_ns = last;
-	m->bound0_ns += LCLK_SLEEP_ERROR_NS;
+	m->bound0_ns += LCLK_SLEEP_ERROR_NS + 1;	/* +1: the fold's floor */
 	m->status = LCLK_STATUS_HOLDOVER;
 }
 
@@ -190,14 +192,18 @@ static inline void lclk_widen_rate(const struct lclk_params *o, s64 now,
 		d = -d;
 	if (age < 0)
 		age = -age;
-	/* +1: the floor of the rate term may round either line away by 1 ns */
-	d += !!d;
+	/*
+	 * Each multiplier is its rate truncated by less than one unit, so d
+	 * may fall short of the exact change by less than two: +2 covers it.
+	 */
+	if (d)
+		d += 2;
 	if (m->drift_mult > LCLK_MAX_WIDE_DRIFT_MULT - d) {
 		m->status = LCLK_STATUS_UNSYNCED;
 		return;
 	}
 	m->drift_mult += d;
-	m->bound0_ns += lclk_scale(age, d);
+	m->bound0_ns += lclk_scale(age, d) + 1;		/* +1: the floor */
 	if (m->bound0_ns > LCLK_MAX_BOUND_NS)
 		m->status = LCLK_STATUS_UNSYNCED;
 }
@@ -248,8 +254,10 @@ static inline int lclk_build(const struct lclk_state *old,
 		return -EOVERFLOW;
 
 	if (c->modes & LCLK_SET_MAX_DRIFT) {
+		/* What a rate set through the PTP clock added stays added. */
+		m->drift_mult += lclk_ppb_to_mult(c->max_drift_ppb) -
+				 lclk_ppb_to_mult(m->max_drift_ppb);
 		m->max_drift_ppb = c->max_drift_ppb;
-		m->drift_mult = lclk_ppb_to_mult(c->max_drift_ppb);
 	}
 	if (c->modes & LCLK_SET_HOLDOVER)
 		m->holdover_ns = c->holdover_ns;
@@ -261,9 +269,9 @@ static inline int lclk_build(const struct lclk_state *old,
 
 		/* A measurement: the growth is max_drift's again, not widened. */
 		m->drift_mult = lclk_ppb_to_mult(m->max_drift_ppb);
-		/* The bound was measured at t0; it has grown since. */
+		/* The bound was measured at t0; it has grown since (+1: floor). */
 		if (now > t0)
-			bound += lclk_scale(now - t0, m->drift_mult);
+			bound += lclk_scale(now - t0, m->drift_mult) + 1;
 		if (bound > LCLK_MAX_BOUND_NS)
 			return -EOVERFLOW;
 		m->bound0_ns = bound;
@@ -272,6 +280,17 @@ static inline int lclk_build(const struct lclk_state *old,
 	}
 	if (c->modes & LCLK_SET_UNSYNC)
 		m->status = LCLK_STATUS_UNSYNCED;
+	/*
+	 * Re-anchoring floors the rate term once: the new line may run up to
+	 * 1 ns below the old one, which no measurement saw. A sync measures
+	 * the clock as it reads and starts afresh.
+	 */
+	if (!(c->modes & LCLK_SET_BOUND) && m->status != LCLK_STATUS_UNSYNCED) {
+		if (m->bound0_ns >= LCLK_MAX_BOUND_NS)
+			m->status = LCLK_STATUS_UNSYNCED;
+		else
+			m->bound0_ns++;
+	}
 	if ((c->modes & LCLK_CHANGE_WIDEN) &&
 	    m->status != LCLK_STATUS_UNSYNCED) {
 		/* Both offsets are within LCLK_MAX_OFFSET_NS: no overflow. */
@@ -286,6 +305,50 @@ static inline int lclk_build(const struct lclk_state *old,
 			lclk_widen_rate(o, now, m);
 	}
 	return 0;
+}
+
+/*
+ * The PTP clock's calls as changes (lclk_ptp.c makes them; the host tests
+ * make the same ones). None says how right the clock is after it, so each
+ * widens the bound: settime and adjtime by the size of their step (the
+ * reference that was within the bound before the step is within
+ * bound + |step| after it), adjfine by the change of rate until the next
+ * sync (lclk_widen_rate()).
+ */
+static inline void lclk_phc_settime(s64 ns, struct lclk_change *c)
+{
+	*c = (struct lclk_change){
+		.modes = LCLK_CHANGE_TIME | LCLK_CHANGE_WIDEN,
+		.time_ns = ns,
+	};
+}
+
+static inline void lclk_phc_adjtime(s64 delta, struct lclk_change *c)
+{
+	*c = (struct lclk_change){
+		.modes = LCLK_CHANGE_STEP | LCLK_CHANGE_WIDEN,
+		.step_ns = delta,
+	};
+}
+
+/*
+ * scaled_ppm is ppm with a 16-bit binary fraction, so ppt = scaled_ppm *
+ * 10^6 / 2^16 = scaled_ppm * 15625 / 2^10, truncated towards zero. The PTP
+ * core's check against max_adj does not bound it: scaled_ppm_to_ppb()
+ * overflows for large values, which then pass, so any long may arrive
+ * here. What holds the rate to the instance's limit is the clamps: of
+ * scaled_ppm first (to one unit past the limit, which the second clamp
+ * then takes back), so that the product cannot overflow, then of the rate.
+ */
+static inline void lclk_phc_adjfine(long scaled_ppm, s64 max_rate_ppt,
+				    struct lclk_change *c)
+{
+	long lim = div_s64(max_rate_ppt * 1024, 15625) + 1;
+
+	scaled_ppm = clamp(scaled_ppm, -lim, lim);
+	*c = (struct lclk_change){ .modes = LCLK_SET_RATE | LCLK_CHANGE_WIDEN };
+	c->rate_ppt = div_s64((s64)scaled_ppm * 15625, 1024);
+	c->rate_ppt = clamp(c->rate_ppt, -max_rate_ppt, max_rate_ppt);
 }
 
 /*

@@ -19,6 +19,18 @@ typedef __u32 u32;
 #define check_add_overflow(a, b, d)	__builtin_add_overflow(a, b, d)
 #define check_sub_overflow(a, b, d)	__builtin_sub_overflow(a, b, d)
 
+/* Its uses here are all 64-bit (long is s64 on the host). */
+static inline s64 clamp(s64 v, s64 lo, s64 hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Truncates towards zero, as the kernel's does. */
+static inline s64 div_s64(s64 dividend, __s32 divisor)
+{
+	return dividend / divisor;
+}
+
 typedef struct {
 	s64 counter;
 } atomic64_t;

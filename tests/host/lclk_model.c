@@ -63,8 +63,11 @@ static void test_mult(void)
 	   "1 ppt is representable");
 	ok(lclk_ppt_to_mult(123456789) == 135742175,
 	   "ppt_to_mult(123456789) == 135742175");
-	ok(lclk_ppb_to_mult(LCLK_MAX_DRIFT_PPB) == MAX_MULT,
-	   "ppb_to_mult(max drift) == ppt_to_mult(1000 ppm)");
+	/* 10^9 ppt * 2^40 / 10^12 = 1099511627.776: up to ...628, + 1 unit */
+	ok(lclk_ppb_to_mult(LCLK_MAX_DRIFT_PPB) == MAX_MULT + 2,
+	   "ppb_to_mult(max drift) rounds 1000 ppm up and adds a unit");
+	ok(lclk_ppb_to_mult(0) == 1,
+	   "ppb_to_mult(0) is the rate's truncation alone: one unit");
 	ok(MAX_MULT < (1LL << LCLK_RATE_SHIFT),
 	   "|rate_mult| < 2^%d, so the rate cannot run time backwards",
 	   LCLK_RATE_SHIFT);
@@ -182,20 +185,24 @@ static void test_bound_status(void)
 	 * A time before the last sync is as far from the measurement as one
 	 * after it: a true clock within max_drift strays as far either way.
 	 */
+	/*
+	 * ppb_to_mult(50000) = 54975581.39 up to ...582, + 1 = 54975583;
+	 * 1 s of it is 50000.0006 ns, floored, and 2 ns for the floors.
+	 */
 	ok(lclk_bound(0, LCLK_STATUS_SYNCED, 7, 1000000000LL,
-		      lclk_ppb_to_mult(50000)) == 7 + 49999,
+		      lclk_ppb_to_mult(50000)) == 7 + 50000 + 2,
 	   "1 s before last_update at 50 ppm adds 50 us, as 1 s after does");
 	ok(lclk_bound(0, LCLK_STATUS_SYNCED, 7, LLONG_MAX, MAX_MULT) ==
-	   7 + 9223372030345215LL,
+	   7 + 9223372030345215LL + 2,
 	   "the largest age backwards does not overflow");
 	ok(lclk_bound(LLONG_MIN, LCLK_STATUS_SYNCED, 7, LLONG_MAX, MAX_MULT) ==
-	   7 + 9223372030345215LL,
+	   7 + 9223372030345215LL + 2,
 	   "an age past 2^63 - 1 counts as 2^63 - 1, never negative");
 	ok(lclk_bound(1000000000LL, LCLK_STATUS_SYNCED, 7, 0,
-		      lclk_ppb_to_mult(50000)) == 7 + 49999,
-	   "1 s at 50 ppm adds 50 us (less the truncation)");
+		      lclk_ppb_to_mult(50000)) == 7 + 50000 + 2,
+	   "1 s at 50 ppm adds 50 us, rounded up");
 	ok(lclk_bound(LLONG_MAX, LCLK_STATUS_SYNCED, LCLK_MAX_BOUND_NS, 0,
-		      MAX_MULT) == LCLK_MAX_BOUND_NS + 9223372030345215LL,
+		      MAX_MULT) == LCLK_MAX_BOUND_NS + 9223372030345215LL + 2,
 	   "largest bound at largest age and drift does not overflow");
 	ok(lclk_status(h, LCLK_STATUS_SYNCED, 0, h) == LCLK_STATUS_SYNCED,
 	   "SYNCED at exactly the holdover period");
@@ -209,15 +216,15 @@ static void test_bound_status(void)
 static __s64 ref_bound(__s64 t, __u32 status, __s64 bound0, __s64 last,
 		       __s64 drift_mult)
 {
-	if (status == LCLK_STATUS_UNSYNCED)
-		return LCLK_BOUND_UNKNOWN;
 	__int128 age = (__int128)t - last;
 
+	if (status == LCLK_STATUS_UNSYNCED)
+		return LCLK_BOUND_UNKNOWN;
 	if (age < 0)
 		age = -age;
 	if (age > LLONG_MAX)
 		age = LLONG_MAX;
-	return bound0 + lclk_scale((__s64)age, drift_mult);
+	return bound0 + lclk_scale((__s64)age, drift_mult) + LCLK_BOUND_ROUNDING_NS;
 }
 
 static __u32 ref_status(__s64 t, __u32 status, __s64 last, __s64 holdover)
@@ -280,7 +287,7 @@ static void test_reader(void)
 	   "page layout of ABI %d", LCLK_ABI_VERSION);
 	lclk_from_base(&c, 1000 + 1000000000LL, -1, &n);
 	ok(n.time_ns == 1000 + 1000000000LL + 1000000 + 500000 - 1 &&
-	   n.bound_ns == 10 + 50000 - 1 && n.status == LCLK_STATUS_SYNCED &&
+	   n.bound_ns == 10 + 50000 + 2 && n.status == LCLK_STATUS_SYNCED &&
 	   n.cpu == -1, "lclk_from_base: 1 s after t0 at 500 ppm");
 	lclk_from_base(&c, 1000, 2, &n);
 	ok(n.time_ns == 1000 + 1000000 + 77, "lclk_from_base applies cpu 2's offset");

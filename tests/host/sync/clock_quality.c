@@ -28,14 +28,18 @@ static uint32_t drift_of(__u32 max_drift_ppb, __s64 drift_mult)
 
 TEST(drift_is_the_growth_the_module_uses)
 {
-	/* 50 ppm as set: 50000 ppb, the multiplier's truncation rounded up */
-	EXPECT_EQ(50000, drift_of(50000, lclk_ppb_to_mult(50000)));
+	/*
+	 * 50 ppm as set: the multiplier rounded up, and a unit more for the
+	 * rate's truncation, is 50000.0006 ppb, rounded up again
+	 */
+	EXPECT_EQ(50001, drift_of(50000, lclk_ppb_to_mult(50000)));
 	/* widened by a +500 ppm adjfine: 550 ppm, whatever max_drift says */
 	EXPECT_LE(550000, drift_of(50000, lclk_ppb_to_mult(50000) +
 				   lclk_ppb_to_mult(500000)));
-	EXPECT_GE(550002, drift_of(50000, lclk_ppb_to_mult(50000) +
+	EXPECT_GE(550003, drift_of(50000, lclk_ppb_to_mult(50000) +
 				   lclk_ppb_to_mult(500000)));
 	EXPECT_EQ(0, drift_of(0, 0));
+	EXPECT_EQ(1, drift_of(0, lclk_ppb_to_mult(0)));
 }
 
 TEST(the_system_clock_is_phi)
