@@ -14,8 +14,9 @@
  *
  * The error bound is
  *
- *   bound(t) = bound0 + (t - last_update) * max_drift
+ *   bound(t) = bound0 + |t - last_update| * max_drift
  *
+ * rounded up (include/lclk_model.h says how),
  * and the reference time lies within [logical - bound, logical + bound] for
  * as long as the reference that was measured is honest.
  *
