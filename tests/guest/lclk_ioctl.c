@@ -318,9 +318,9 @@ TEST_F(dev, set_model_past_t0)
 	want = t.base_ns + m.offset_ns + lclk_scale(t.base_ns - t0, mult);
 	EXPECT_LE(want - 1, t.logical_ns);
 	EXPECT_GE(want + 1, t.logical_ns);
-	/* The bound, measured at t0, has grown by 100 ppm since. */
+	/* The bound, measured at t0, has grown by 100 ppm since (+1: floor). */
 	EXPECT_EQ(m.bound_ns + lclk_scale(got.t0_ns - t0,
-					  lclk_ppb_to_mult(m.max_drift_ppb)),
+					  lclk_ppb_to_mult(m.max_drift_ppb)) + 1,
 		  got.bound0_ns);
 }
 
@@ -433,8 +433,8 @@ TEST_F(dev, max_drift_grows_bound)
 	ASSERT_EQ(0, lclk_get_time(self->fd, &t));
 	got = lclk_model_of(self->fd);
 	EXPECT_EQ(500 + lclk_scale(t.base_ns - got.last_update_ns,
-				   lclk_ppb_to_mult(LCLK_MAX_DRIFT_PPB)),
-		  t.bound_ns);
+				   lclk_ppb_to_mult(LCLK_MAX_DRIFT_PPB)) +
+		  LCLK_BOUND_ROUNDING_NS, t.bound_ns);
 	/* 10 ms at 1000 ppm: at least 10 us more. */
 	EXPECT_LE(500 + 9999, t.bound_ns);
 }

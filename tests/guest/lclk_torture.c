@@ -71,7 +71,9 @@ static int which(const struct torture *tt, __s64 base, __s64 time,
 	for (i = 0; i < 2; i++) {
 		const struct model *m = &tt->m[i];
 		__s64 t = base + m->offset + lclk_scale(base - m->t0, m->mult);
-		__s64 b = m->bound + lclk_scale(base - m->t0, m->drift_mult);
+		/* + 1 ns for the floor of the growth to the sync, and a reading's */
+		__s64 b = m->bound + lclk_scale(base - m->t0, m->drift_mult) +
+			  1 + LCLK_BOUND_ROUNDING_NS;
 
 		if (llabs(time - t) <= 1 && llabs(bound - b) <= 1) {
 			if (found >= 0)
