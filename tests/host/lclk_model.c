@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lclk.h"
+#include "rand.h"
 
 static int tests, failures;
 
@@ -29,22 +30,6 @@ void ok(int cond, const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
-}
-
-static __u64 rng = 0x9e3779b97f4a7c15ULL;
-
-static __u64 next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-/* Uniform in [lo, hi], both within __s64. */
-static __s64 between(__s64 lo, __s64 hi)
-{
-	return lo + (__s64)(next() % ((__u64)(hi - lo) + 1));
 }
 
 #define MAX_MULT 1099511627LL	/* 10^9 ppt * 2^40 / 10^12, truncated */
@@ -104,8 +89,8 @@ static void test_scale(void)
 
 	/* Accuracy: the error of the truncated multiplier is < 1 ppt. */
 	for (i = 0; i < 200000; i++) {
-		__s64 ppt = between(-LCLK_MAX_RATE_PPT, LCLK_MAX_RATE_PPT);
-		__s64 dt = between(0, 1LL << 62);
+		__s64 ppt = test_between(-LCLK_MAX_RATE_PPT, LCLK_MAX_RATE_PPT);
+		__s64 dt = test_between(0, 1LL << 62);
 		__int128 exact = (__int128)dt * ppt / 1000000000000LL;
 		__int128 err = lclk_scale(dt, lclk_ppt_to_mult(ppt)) - exact;
 
@@ -138,7 +123,7 @@ static void test_monotonic(void)
 		for (i = -3; i <= 3; i++)
 			good &= step_ok(t0 + (1LL << 62) + i, t0, off, mults[m]);
 		for (i = 0; i < 100000; i++)
-			good &= step_ok(between(0, 1LL << 62), t0, off, mults[m]);
+			good &= step_ok(test_between(0, 1LL << 62), t0, off, mults[m]);
 	}
 	ok(good, "logical(t + 1) - logical(t) in [0, 2] at every rate, near t0 and far");
 }
@@ -153,12 +138,12 @@ static void test_reanchor(void)
 	int i, at_now = 1, after = 1;
 
 	for (i = 0; i < 500000; i++) {
-		__s64 mult = lclk_ppt_to_mult(between(-LCLK_MAX_RATE_PPT,
+		__s64 mult = lclk_ppt_to_mult(test_between(-LCLK_MAX_RATE_PPT,
 						       LCLK_MAX_RATE_PPT));
-		__s64 t0 = between(0, 1LL << 61);
-		__s64 now = t0 + between(0, 1LL << 60);
-		__s64 t = now + between(0, 1LL << 40);
-		__s64 off = between(-LCLK_MAX_OFFSET_NS / 2,
+		__s64 t0 = test_between(0, 1LL << 61);
+		__s64 now = t0 + test_between(0, 1LL << 60);
+		__s64 t = now + test_between(0, 1LL << 40);
+		__s64 off = test_between(-LCLK_MAX_OFFSET_NS / 2,
 				    LCLK_MAX_OFFSET_NS / 2);
 		__s64 off2 = off + lclk_scale(now - t0, mult);
 		__s64 d;
@@ -239,13 +224,13 @@ static void test_reference(void)
 	int i, bound_same = 1, status_same = 1;
 
 	for (i = 0; i < 1000000; i++) {
-		__s64 last = between(0, 1LL << 62);
-		__s64 t = i & 1 ? last + between(-1000, 1000) :
-			  i & 4 ? (__s64)next() : between(0, 1LL << 62);
-		__u32 st = next() % 3;	/* stored: UNSYNCED, SYNCED, HOLDOVER */
-		__s64 b0 = between(0, LCLK_MAX_BOUND_NS);
-		__s64 dm = lclk_ppb_to_mult(next() % (LCLK_MAX_DRIFT_PPB + 1));
-		__s64 h = i & 2 ? between(0, 2000) : between(0, 1LL << 62);
+		__s64 last = test_between(0, 1LL << 62);
+		__s64 t = i & 1 ? last + test_between(-1000, 1000) :
+			  i & 4 ? (__s64)test_rand() : test_between(0, 1LL << 62);
+		__u32 st = test_rand() % 3;	/* stored: UNSYNCED, SYNCED, HOLDOVER */
+		__s64 b0 = test_between(0, LCLK_MAX_BOUND_NS);
+		__s64 dm = lclk_ppb_to_mult(test_rand() % (LCLK_MAX_DRIFT_PPB + 1));
+		__s64 h = i & 2 ? test_between(0, 2000) : test_between(0, 1LL << 62);
 
 		if (lclk_bound(t, st, b0, last, dm) !=
 		    ref_bound(t, st, b0, last, dm))

@@ -57,6 +57,7 @@
 
 #include "lclk.h"
 #include "kernel_shim.h"
+#include "rand.h"
 
 typedef __int128 i128;
 
@@ -74,33 +75,17 @@ static int tests, failures;
 
 /* ---- random numbers ----------------------------------------------------- */
 
-static __u64 rng;
-
-static __u64 rnd(void)		/* splitmix64 */
-{
-	__u64 z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static s64 between(s64 lo, s64 hi)	/* uniform in [lo, hi] */
-{
-	return lo + (s64)(rnd() % ((__u64)(hi - lo) + 1));
-}
-
 static int chance(int percent)
 {
-	return (int)(rnd() % 100) < percent;
+	return (int)(test_rand() % 100) < percent;
 }
 
 /* Log-uniform in [0, 2^maxbits]: as many nanoseconds as hours. */
 static s64 logu(int maxbits)
 {
-	int k = (int)between(0, maxbits);
+	int k = (int)test_between(0, maxbits);
 
-	return between(0, (s64)1 << k);
+	return test_between(0, (s64)1 << k);
 }
 
 static s64 sign(s64 v)
@@ -240,7 +225,7 @@ static s64 new_dev(const struct ref *r)	/* ppt, within +-max_drift */
 {
 	s64 d = (s64)r->D * 1000;
 
-	return chance(50) ? sign(d) : between(-d, d);
+	return chance(50) ? sign(d) : test_between(-d, d);
 }
 
 /* Keep the true clock where the exact bound says it is, at now. */
@@ -458,8 +443,8 @@ static int ref_apply(const struct ref *o, const struct lclk_change *c,
 		/* measured at t0 within bound_ns: anywhere there, often the edge */
 		s64 t0 = c->t0_ns ? c->t0_ns : now;
 		i128 u = chance(50) ? c->bound_ns * PS :
-			 (i128)between(0, c->bound_ns) * PS +
-			 between(0, 999999999999LL);
+			 (i128)test_between(0, c->bound_ns) * PS +
+			 test_between(0, 999999999999LL);
 
 		if (u > c->bound_ns * PS)
 			u = c->bound_ns * PS;
@@ -662,7 +647,7 @@ static void sample(const struct real *x, const struct ref *r, long n, s64 t,
 	i128 rr = r_at(r, t), em = em_at(r, t), ep = ep_at(r, t);
 	i128 dev, dev_allowed, age, slack, deficit, err, excess;
 	s64 want = (s64)floor40(rr);
-	u32 cpu = (u32)between(0, NCPU - 1);
+	u32 cpu = (u32)test_between(0, NCPU - 1);
 	double span, d;
 	struct check *k;
 
@@ -768,17 +753,17 @@ static void sample(const struct real *x, const struct ref *r, long n, s64 t,
 
 static s64 rand_rate(void)
 {
-	switch (between(0, 9)) {
+	switch (test_between(0, 9)) {
 	case 0:
 		return 0;
 	case 1:
 		return sign(MAX_RATE_PPT);
 	case 2:
-		return sign(MAX_RATE_PPT + between(1, 1000));	/* EINVAL */
+		return sign(MAX_RATE_PPT + test_between(1, 1000));	/* EINVAL */
 	case 3:
-		return sign(between(0, 1000));
+		return sign(test_between(0, 1000));
 	default:
-		return between(-MAX_RATE_PPT, MAX_RATE_PPT);
+		return test_between(-MAX_RATE_PPT, MAX_RATE_PPT);
 	}
 }
 
@@ -793,7 +778,7 @@ static s64 rand_bound(void)
 
 static u32 rand_drift(void)
 {
-	switch (between(0, 7)) {
+	switch (test_between(0, 7)) {
 	case 0:
 		return 0;
 	case 1:
@@ -801,7 +786,7 @@ static u32 rand_drift(void)
 	case 2:
 		return chance(10) ? LCLK_MAX_DRIFT_PPB + 1 : 1;
 	default:
-		return (u32)between(0, LCLK_MAX_DRIFT_PPB);
+		return (u32)test_between(0, LCLK_MAX_DRIFT_PPB);
 	}
 }
 
@@ -815,7 +800,7 @@ static s64 rand_offset(const struct real *x, s64 now)
 	if (chance(3))
 		return sign((1LL << 62) - logu(30) + (chance(20) ? 5 : 0));
 	if (chance(10))
-		return between(-(1LL << 50), 1LL << 50);
+		return test_between(-(1LL << 50), 1LL << 50);
 	return cur + sign(logu(36));
 }
 
@@ -840,7 +825,7 @@ static void make_change(struct op *p, const struct real *x)
 	memset(c, 0, sizeof(*c));
 	switch (p->kind) {
 	case OP_SET:
-		c->modes = (u32)between(1, LCLK_SET_ALL_MODES);
+		c->modes = (u32)test_between(1, LCLK_SET_ALL_MODES);
 		c->flags = chance(60) ? LCLK_ALLOW_BACKWARD : 0;
 		if (chance(1))
 			c->flags |= 2;				/* EINVAL */
@@ -850,7 +835,7 @@ static void make_change(struct op *p, const struct real *x)
 		c->bound_ns = rand_bound();
 		c->holdover_ns = chance(1) ? -1 : logu(44);
 		c->max_drift_ppb = rand_drift();
-		c->model_flags = (u32)between(0, chance(2) ? 3 : 1);
+		c->model_flags = (u32)test_between(0, chance(2) ? 3 : 1);
 		break;
 	case OP_SYNC:	/* what a servo sends: offset, rate, bound */
 		c->modes = LCLK_SET_OFFSET | LCLK_SET_RATE | LCLK_SET_BOUND;
@@ -874,9 +859,9 @@ static void make_change(struct op *p, const struct real *x)
 		break;
 	case OP_ADJFINE:
 		if (chance(5))
-			p->scaled_ppm = (long)rnd();	/* any long */
+			p->scaled_ppm = (long)test_rand();	/* any long */
 		else
-			p->scaled_ppm = (long)between(-33000000, 33000000);
+			p->scaled_ppm = (long)test_between(-33000000, 33000000);
 		lclk_phc_adjfine(p->scaled_ppm, MAX_RATE_PPT, c);
 		c->flags = LCLK_ALLOW_BACKWARD;		/* lclk_ptp_change() */
 		break;
@@ -898,7 +883,7 @@ static void make_change(struct op *p, const struct real *x)
 		if (!c->sleep_ns && chance(50))
 			c->sleep_ns = 1;
 		p->sleep_err = chance(50) ? sign(S) * PS :
-			       (i128)between(-S, S) * PS;
+			       (i128)test_between(-S, S) * PS;
 		break;
 	default:
 		break;
@@ -924,7 +909,7 @@ static enum op_kind rand_kind(void)
 		[OP_ADJFINE] = 16, [OP_ADJTIME] = 8, [OP_SETTIME] = 5,
 		[OP_SLEEP] = 7, [OP_CPU] = 12,
 	};
-	int w = (int)between(0, 99), k;
+	int w = (int)test_between(0, 99), k;
 
 	for (k = 0; k < OP_KINDS - 1; k++) {
 		if (w < weight[k])
@@ -966,7 +951,7 @@ int main(void)
 	s64 now;
 
 	seed_used = env_seed ? atol(env_seed) : 20240530;
-	rng = (__u64)seed_used;
+	test_rng = (__u64)seed_used;
 	printf("TAP version 13\n1..9\n# seed %ld, %ld changes\n", seed_used,
 	       ops);
 
@@ -977,7 +962,7 @@ int main(void)
 	x.page->ncpus = NCPU;
 
 	/* As lclk_clock_init() starts: at "realtime", unsynced. */
-	now = between(1, 1000 * S);
+	now = test_between(1, 1000 * S);
 	x.st.params.t0_ns = now;
 	x.st.params.offset_ns = 1700000000 * S;
 	x.st.params.holdover_ns = 60 * S;
@@ -1010,9 +995,9 @@ int main(void)
 		if (p->kind == OP_CPU) {
 			s64 old;
 
-			p->cpu = (u32)between(0, NCPU - 1);
+			p->cpu = (u32)test_between(0, NCPU - 1);
 			p->cpu_off = chance(2) ? sign(MS + 1) :
-				     between(-MS, MS);
+				     test_between(-MS, MS);
 			p->cpu_flags = chance(50) ? LCLK_ALLOW_BACKWARD : 0;
 			old = r.cpu_off[p->cpu];
 			/* lclk_set_cpu_offset()'s rules (not host-built) */
@@ -1064,7 +1049,7 @@ int main(void)
 		sample(&x, &r, n, now, 0);
 		sample(&x, &r, n, now + gap, 0);
 		for (i = 0; i < 2; i++)
-			sample(&x, &r, n, now + between(0, gap), 0);
+			sample(&x, &r, n, now + test_between(0, gap), 0);
 		if (r.status != LCLK_STATUS_UNSYNCED && r.from_sync) {
 			/* timestamps taken before the sync, converted after */
 			t = r.L - (chance(25) ? S : 1 + logu(42));

@@ -16,27 +16,12 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 #include "kernel_shim.h"
+#include "rand.h"
 
 #define S		1000000000LL
 #define HOUR		(3600 * S)
 #define MAX_RATE_PPT	500000000LL	/* the module's default limit, 500 ppm */
 #define ONE_NS		((__int128)1 << LCLK_RATE_SHIFT)
-
-static __u64 rng = 0x9e3779b97f4a7c15ULL;
-
-static __u64 next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-/* Uniform in [lo, hi]. */
-static s64 between(s64 lo, s64 hi)
-{
-	return lo + (s64)(next_rand() % ((__u64)(hi - lo) + 1));
-}
 
 /* lclk_apply() without the lock, the clock and the page. */
 static int apply(struct lclk_state *st, struct lclk_counters *ctr,
@@ -122,7 +107,7 @@ static __int128 abs128(__int128 x)
 static int check_fold(const struct lclk_params *o, const struct lclk_params *n,
 		      s64 now, s64 sleep)
 {
-	s64 later = now + between(0, 1000 * S);
+	s64 later = now + test_between(0, 1000 * S);
 	s64 span = now + sleep - o->t0_ns;
 	__int128 want;
 
@@ -213,14 +198,14 @@ TEST(random_sleeps_fold_exactly)
 	int i, bad = 0, first = 0, why = 0;
 
 	for (i = 0; i < 200000; i++) {
-		s64 t0 = between(0, 1LL << 50);
-		s64 now = t0 + between(0, 1LL << 45);
-		s64 last = between(0, now);
-		s64 sleep = i & 1 ? between(1, 1000) : between(1, 1LL << 47);
-		struct lclk_state st = synced(t0, between(-(1LL << 61), 1LL << 61),
-					      between(-MAX_RATE_PPT, MAX_RATE_PPT),
-					      (u32)between(0, LCLK_MAX_DRIFT_PPB),
-					      between(0, 1LL << 40), last);
+		s64 t0 = test_between(0, 1LL << 50);
+		s64 now = t0 + test_between(0, 1LL << 45);
+		s64 last = test_between(0, now);
+		s64 sleep = i & 1 ? test_between(1, 1000) : test_between(1, 1LL << 47);
+		struct lclk_state st = synced(t0, test_between(-(1LL << 61), 1LL << 61),
+					      test_between(-MAX_RATE_PPT, MAX_RATE_PPT),
+					      (u32)test_between(0, LCLK_MAX_DRIFT_PPB),
+					      test_between(0, 1LL << 40), last);
 		struct lclk_change c = sleep_of(sleep);
 		struct lclk_counters ctr = {};
 		struct lclk_params o = st.params;
@@ -329,26 +314,26 @@ TEST(steps_are_updates)
 		struct lclk_change c = { .flags = LCLK_ALLOW_BACKWARD };
 		s64 before, after;
 
-		now += between(0, 10 * S);
-		switch (next_rand() % 5) {
+		now += test_between(0, 10 * S);
+		switch (test_rand() % 5) {
 		case 0:
-			c = sleep_of(between(1, HOUR));
+			c = sleep_of(test_between(1, HOUR));
 			break;
 		case 1:
 			c.modes = LCLK_CHANGE_STEP;
-			c.step_ns = between(-S, S);
+			c.step_ns = test_between(-S, S);
 			break;
 		case 2:
 			c.modes = LCLK_SET_RATE;
-			c.rate_ppt = between(-MAX_RATE_PPT, MAX_RATE_PPT);
+			c.rate_ppt = test_between(-MAX_RATE_PPT, MAX_RATE_PPT);
 			break;
 		case 3:
 			c.modes = LCLK_SET_BOUND;
-			c.bound_ns = between(0, S);
+			c.bound_ns = test_between(0, S);
 			break;
 		default:
 			c.modes = LCLK_CHANGE_STEP | LCLK_CHANGE_WIDEN;
-			c.step_ns = between(-S, S);
+			c.step_ns = test_between(-S, S);
 		}
 		before = logical(&st.params, now);
 		if (apply(&st, &ctr, &c, now))
