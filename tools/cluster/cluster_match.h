@@ -24,6 +24,12 @@
 
 #define CLUSTER_BOUND_UNKNOWN	INT64_MAX
 
+/* A bound that bounds: known, and not negative (which no clock claims). */
+static inline bool cluster_bound_known(int64_t b)
+{
+	return b >= 0 && b != CLUSTER_BOUND_UNKNOWN;
+}
+
 /*
  * eA + eB, or CLUSTER_BOUND_UNKNOWN when either is unknown (or negative:
  * no bound) or the sum would not fit: saturating, never wrapping into a
@@ -31,7 +37,7 @@
  */
 static inline int64_t cluster_bound_sum(int64_t a, int64_t b)
 {
-	if (a < 0 || b < 0 || a == CLUSTER_BOUND_UNKNOWN || b == CLUSTER_BOUND_UNKNOWN ||
+	if (!cluster_bound_known(a) || !cluster_bound_known(b) ||
 	    a > CLUSTER_BOUND_UNKNOWN - 1 - b)
 		return CLUSTER_BOUND_UNKNOWN;
 	return a + b;

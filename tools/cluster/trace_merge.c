@@ -805,8 +805,7 @@ static int write_event(struct merge *m, struct event *e)
 	 * A window only from bounds that are bounds: known, not negative, and
 	 * not so large that the window's edge would wrap past the int64 range.
 	 */
-	if (e->bound_begin >= 0 && e->bound_begin != CLUSTER_BOUND_UNKNOWN &&
-	    e->bound_end >= 0 && e->bound_end != CLUSTER_BOUND_UNKNOWN &&
+	if (cluster_bound_known(e->bound_begin) && cluster_bound_known(e->bound_end) &&
 	    !__builtin_sub_overflow(e->begin, e->bound_begin, &earliest) &&
 	    !__builtin_add_overflow(e->end, e->bound_end, &latest)) {
 		args[0] = PFTRACE_INT_ARG("earliest_ns", earliest);
