@@ -125,6 +125,13 @@ FIXTURE_TEARDOWN(slew)
 	memset(&tx, 0, sizeof(tx));
 	tx.modes = ADJ_OFFSET_SINGLESHOT;	/* cancels what remains of one */
 	adjtimex(&tx);
+	/*
+	 * The kernel applies adjtime()'s slew a second at a time: the one
+	 * under way runs to the next second. The next test syncs the clock
+	 * as right on a line of CLOCK_MONOTONIC_RAW, which would be a lie
+	 * while CLOCK_MONOTONIC still runs off it.
+	 */
+	usleep(1200000);
 	lclk_close(&self->c);
 }
 
@@ -180,7 +187,10 @@ TEST_F(slew, frequency_plus_400_ppm)
 	EXPECT_EQ(LCLK_STATUS_SYNCED, n.status);
 }
 
-/* adjtime(): the kernel slews 500 ppm until the offset is spent. */
+/*
+ * adjtime(): the kernel slews 500 ppm until the offset is spent, from the
+ * next second on.
+ */
 TEST_F(slew, adjtime_singleshot)
 {
 	struct timex tx = { .modes = ADJ_OFFSET_SINGLESHOT, .offset = 500000 };
@@ -188,7 +198,7 @@ TEST_F(slew, adjtime_singleshot)
 
 	slew_and_read(_metadata, self, &tx, 2000, &s);
 	report(_metadata, "adjtime +0.5 s", &s, &self->c);
-	EXPECT_LE(600000, s.max_err);
+	EXPECT_LE(400000, s.max_err);
 	EXPECT_EQ(0, s.violations);
 }
 
@@ -201,6 +211,7 @@ TEST_F(slew, a_sync_resets_the_widening)
 	struct slew_check s;
 
 	slew_and_read(_metadata, self, &tx, 300, &s);
+	EXPECT_EQ(0, s.violations);
 	p = lclk_model_of(self->c.fd);
 	EXPECT_LT(lclk_ppb_to_mult(p.max_drift_ppb), p.drift_mult);
 	memset(&m, 0, sizeof(m));

@@ -350,4 +350,91 @@ TEST(steps_are_updates)
 	EXPECT_LE(ctr.backward_steps.counter, ctr.steps.counter);
 }
 
+/*
+ * The system clock slewed under the model (LCLK_CHANGE_SLEW, as
+ * lclk_slew.c makes it at each change of the timekeeper's multiplier),
+ * against a truth computed exactly: per ns of CLOCK_MONOTONIC, true time
+ * runs (1 + slew / 2^40) raw ns, each (1 + drift) true ns, drift within
+ * max_drift. A sync takes the clock as it is, with a rate that is right for
+ * the slew of its moment. While the clock vouches for its bound, logical
+ * time is within it of the truth, at every check.
+ */
+#define PPM_MULT(ppm)	((s64)(ppm) * (1LL << LCLK_RATE_SHIFT) / 1000000)
+
+TEST(random_slews_stay_within_the_bound)
+{
+	const u32 drift_ppb = 50000;
+	/* truth in units of 2^-40 ns / 10^9: no rounding anywhere */
+	const __int128 unit = ONE_NS * 1000000000;
+	struct lclk_state st;
+	struct lclk_counters ctr = {};
+	__int128 truth = 0;
+	s64 now = 0, slew = 0, drift = 0, vouched = 0, unsynced = 0;
+	int i, k;
+
+	for (i = 0; i < 200000; i++) {
+		struct lclk_change c = {};
+		s64 len = test_between(1000000, 10 * S);
+
+		if (i == 0 || ((test_rand() % 50 == 0 ||
+				st.params.status == LCLK_STATUS_UNSYNCED) &&
+			       llabs(slew) <= PPM_MULT(400))) {
+			/*
+			 * A sync, honest: the error as it is, the rate right
+			 * (within the module's 500 ppm).
+			 */
+			__int128 err = (__int128)logical(&st.params, now) * unit - truth;
+			s64 ppt = (s64)(((__int128)slew * 1000000000000LL) >>
+					LCLK_RATE_SHIFT);
+
+			if (i == 0)
+				st = synced(0, 0, 0, drift_ppb, 0, 0);
+			c.modes = LCLK_SET_BOUND | LCLK_SET_RATE;
+			c.bound_ns = (s64)(abs128(err) / unit) + 1;
+			c.rate_ppt = ppt;
+			c.slew = slew;
+			ASSERT_EQ(0, apply(&st, &ctr, &c, now));
+		}
+		/* The timekeeper changes its multiplier: a new slew. */
+		if (test_rand() % 2)	/* else the slew stays */
+			slew = test_rand() % 100 ?
+			       test_between(-PPM_MULT(1500), PPM_MULT(1500)) :
+			       test_between(-PPM_MULT(60000), PPM_MULT(60000));
+		/*
+		 * The oscillator as far off as it may be (1 ppb of max_drift
+		 * is for the rate, which a sync sets to 1 ppt), the way that
+		 * takes truth further from logical time.
+		 */
+		drift = (s64)drift_ppb - 1;
+		if ((__int128)logical(&st.params, now) * unit > truth)
+			drift = -drift;
+		c = (struct lclk_change){ .modes = LCLK_CHANGE_SLEW, .slew = slew };
+		ASSERT_EQ(0, apply(&st, &ctr, &c, now));
+		for (k = 1; k <= 4; k++) {
+			s64 t = now + len * k / 4;
+			__int128 tt = truth + (__int128)(t - now) *
+				      (ONE_NS + slew) * (1000000000 + drift);
+			__int128 err = abs128((__int128)logical(&st.params, t) * unit - tt);
+
+			if (st.params.status == LCLK_STATUS_UNSYNCED) {
+				unsynced++;
+				continue;
+			}
+			vouched++;
+			if (err > (__int128)bound(&st.params, t) * unit) {
+				TH_LOG("step %d: error %lld ns over a bound of %lld ns",
+				       i, (long long)(err / unit),
+				       (long long)bound(&st.params, t));
+				ASSERT_TRUE(0);
+			}
+		}
+		truth += (__int128)len * (ONE_NS + slew) * (1000000000 + drift);
+		now += len;
+	}
+	TH_LOG("%lld checks vouched for, %lld unsynced", (long long)vouched,
+	       (long long)unsynced);
+	EXPECT_LT(unsynced, vouched);
+	EXPECT_LT(0, unsynced);
+}
+
 TEST_HARNESS_MAIN
