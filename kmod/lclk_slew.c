@@ -8,8 +8,7 @@
  * CLOCK_MONOTONIC_RAW counts and what nothing slews. The timekeeper runs
  * both off one clocksource with one shift, CLOCK_MONOTONIC at its NTP
  * multiplier and CLOCK_MONOTONIC_RAW at the clocksource's own, so the slew
- * is exactly (raw mult - mono mult) / mono mult while the multipliers
- * stand; and they change only when the timekeeper updates, which then
+ * is (raw mult - mono mult) / mono mult while the multipliers stand; and they change only when the timekeeper updates, which then
  * calls the pvclock_gtod notifiers (KVM follows the host clock that way)
  * with the timekeeper still locked. So each instance learns of a slew as
  * it takes effect, and widens its bound for it (LCLK_CHANGE_SLEW in
@@ -47,7 +46,13 @@ static int lclk_slew_notify(struct notifier_block *nb, unsigned long was_set,
 {
 	struct lclk_dev *ld = container_of(nb, struct lclk_dev, slew_nb);
 	const struct timekeeper *tk = priv;
-	u32 mono = tk->tkr_mono.mult, raw = tk->tkr_raw.mult;
+	/*
+	 * Without the one unit the timekeeper adds or not, tick by tick, to
+	 * keep CLOCK_MONOTONIC on NTP's line (ntp_error): that dither stays
+	 * within a tick's worth of one unit, under a nanosecond, and counted
+	 * as a slew it would widen the bound after every sync.
+	 */
+	u32 mono = tk->tkr_mono.mult - tk->ntp_err_mult, raw = tk->tkr_raw.mult;
 	s64 slew;
 
 	/* tk_setup_internals() gives both the clocksource's shift. */

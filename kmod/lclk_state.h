@@ -234,33 +234,36 @@ static inline void lclk_widen_rate(const struct lclk_params *o, s64 now,
 }
 
 /*
- * What the growth needs for the system clock's slew: logical time runs on
- * CLOCK_MONOTONIC, the rate it was given was right for CLOCK_MONOTONIC as
- * it ran at the last sync, and max_drift vouches for the oscillator under
- * it, which CLOCK_MONOTONIC_RAW counts. A CLOCK_MONOTONIC ns lasts
- * 1 + slew raw ns, each 1 + drift true ns: logical time leaves the truth
- * by |slew - slew_base| per ns more than max_drift, and by max_drift of
- * the |slew| raw ns on top. +3: the two slews are each truncated by less
- * than one unit, and so is the product.
+ * What the growth needs for the system clock's slew. Logical time runs on
+ * CLOCK_MONOTONIC, a CLOCK_MONOTONIC ns lasts 1 + slew raw ns, and a raw
+ * ns (the oscillator, CLOCK_MONOTONIC_RAW) 1 + e true ns. A sync sets the
+ * rate right for the clock as it runs then: 1 + rate = (1 + slew_base)
+ * (1 + e) to within max_drift, which vouches for how e wanders since. Then
+ * logical time leaves the truth per ns by max_drift and by
+ * |d| (1 + |e|) more, d = slew - slew_base, where |e| is at most
+ * (|rate| + |slew_base|) / (1 - |slew_base|) + 2 max_drift, and below
+ * twice the sum since |slew_base| <= LCLK_MAX_SLEW = 1/4. +3: the slews
+ * are each truncated by less than one unit, and so is the product.
  */
 static inline s64 lclk_slew_need(const struct lclk_state *s, s64 slew)
 {
-	s64 d = slew - s->slew_base;
+	const struct lclk_params *m = &s->params;
+	s64 d = slew - s->slew_base, base = s->slew_base;
+	s64 rate = m->rate_mult < 0 ? -m->rate_mult : m->rate_mult;
 
-	if (!d && !slew)
+	if (!d)
 		return 0;
 	if (d < 0)
 		d = -d;
-	if (slew < 0)
-		slew = -slew;
-	return d + lclk_scale(slew, lclk_ppb_to_mult(s->params.max_drift_ppb)) +
-	       3;
+	if (base < 0)
+		base = -base;
+	return d + lclk_scale(d, 2 * (rate + base +
+				      lclk_ppb_to_mult(m->max_drift_ppb))) + 3;
 }
 
 /*
  * Whether a slew widens the growth: the largest need since the sync is
- * what it was widened by, so a slew that comes and goes (NTP's dither of
- * the multiplier, one unit either way) widens it once. Only a clock that
+ * what it was widened by, so a slew that comes and goes widens it once. Only a clock that
  * vouches for a bound has one to widen.
  */
 static inline bool lclk_slew_widens(const struct lclk_state *s, s64 slew)
@@ -357,8 +360,6 @@ static inline int lclk_build(const struct lclk_state *old,
 		m->drift_mult = lclk_ppb_to_mult(m->max_drift_ppb);
 		s->slew_base = c->slew;
 		s->slew_widened = 0;
-		m->drift_mult += lclk_slew_need(s, c->slew);
-		s->slew_widened = lclk_slew_need(s, c->slew);
 		/* The bound was measured at t0; it has grown since (+1: floor). */
 		if (now > t0)
 			bound += lclk_scale(now - t0, m->drift_mult) + 1;
