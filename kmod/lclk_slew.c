@@ -8,8 +8,9 @@
  * CLOCK_MONOTONIC_RAW counts and what nothing slews. The timekeeper runs
  * both off one clocksource with one shift, CLOCK_MONOTONIC at its NTP
  * multiplier and CLOCK_MONOTONIC_RAW at the clocksource's own, so the slew
- * is (raw mult - mono mult) / mono mult while the multipliers stand; and they change only when the timekeeper updates, which then
- * calls the pvclock_gtod notifiers (KVM follows the host clock that way)
+ * is (raw mult - mono mult) / mono mult while the multipliers stand; and
+ * they change only when the timekeeper updates, which then calls the
+ * pvclock_gtod notifiers (KVM follows the host clock that way)
  * with the timekeeper still locked. So each instance learns of a slew as
  * it takes effect, and widens its bound for it (LCLK_CHANGE_SLEW in
  * lclk_state.h) before the timekeeper lets go.
