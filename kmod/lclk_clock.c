@@ -118,20 +118,23 @@ void lclk_clock_free(struct lclk_dev *ld)
  * a backward step without LCLK_ALLOW_BACKWARD, -EOVERFLOW when the result
  * would leave the offset or bound range. The caller counts rejections.
  */
-int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c)
+int lclk_apply(struct lclk_dev *ld, const struct lclk_change *change)
 {
+	struct lclk_change c = *change;
 	struct lclk_state next;
 	struct lclk_step_at at;
 	unsigned long irqflags;
 	int err;
 
-	err = lclk_check_change(c, ld->max_rate_ppt);
+	err = lclk_check_change(&c, ld->max_rate_ppt);
 	if (err)
 		return err;
 
 	raw_spin_lock_irqsave(&ld->lock, irqflags);
+	/* A sync's rate is right for the base clock as it runs now. */
+	c.slew = READ_ONCE(ld->slew);
 	lclk_write_begin(ld->page);
-	err = lclk_next(&ld->state, c, ktime_get_ns(), &next, &at);
+	err = lclk_next(&ld->state, &c, ktime_get_ns(), &next, &at);
 	if (!err) {
 		ld->state = next;
 		lclk_publish(ld->page, &next);
@@ -142,6 +145,44 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c)
 
 	if (!err)
 		lclk_count_step(&ld->ctr, at.before, at.after);
+	return err;
+}
+
+/*
+ * The system clock's slew is now slew (lclk_slew.c): widen the bound if
+ * it needs it. From the timekeeper's notifier (from_timekeeper), the
+ * timekeeper is locked and interrupts are off: the lock is only tried,
+ * since a writer that holds it may be waiting for the timekeeper in
+ * ktime_get_ns(), and -EBUSY tells the caller to come back. The change
+ * keeps the line and its anchor, so it needs no "now".
+ */
+int lclk_widen_for_slew(struct lclk_dev *ld, s64 slew, bool from_timekeeper)
+{
+	struct lclk_change c = { .modes = LCLK_CHANGE_SLEW, .slew = slew };
+	struct lclk_state next;
+	struct lclk_step_at at;
+	unsigned long irqflags;
+	bool widens;
+	int err = 0;
+
+	if (!from_timekeeper)
+		raw_spin_lock_irqsave(&ld->lock, irqflags);
+	else if (!raw_spin_trylock_irqsave(&ld->lock, irqflags))
+		return -EBUSY;
+	widens = lclk_slew_widens(&ld->state, slew);
+	if (widens) {
+		lclk_write_begin(ld->page);
+		err = lclk_next(&ld->state, &c, ld->state.params.t0_ns, &next,
+				&at);
+		if (!err) {
+			ld->state = next;
+			lclk_publish(ld->page, &next);
+		}
+		lclk_write_end(ld->page);
+	}
+	raw_spin_unlock_irqrestore(&ld->lock, irqflags);
+	if (widens && !err)
+		atomic64_inc(&ld->ctr.updates);
 	return err;
 }
 

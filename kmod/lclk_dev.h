@@ -18,6 +18,8 @@
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/irq_work.h>
+#include <linux/notifier.h>
 #include <linux/ptp_clock_kernel.h>
 #include <linux/spinlock.h>
 #include <linux/time_namespace.h>
@@ -41,6 +43,12 @@ struct lclk_dev {
 
 	s64 max_rate_ppt;		/* limit on |rate| for this instance */
 	u32 default_drift_ppb;		/* module parameter at load */
+
+	/* lclk_slew.c: the system clock's slew, as the timekeeper last said */
+	struct notifier_block slew_nb;
+	struct irq_work slew_work;	/* a widening the notifier deferred */
+	u32 slew_mono_mult, slew_raw_mult;	/* the notifier's own */
+	s64 slew;			/* lclk_change.slew; READ_ONCE() */
 
 	struct ptp_clock_info ptp_info;
 	struct ptp_clock *ptp;		/* NULL if registration failed */
@@ -71,6 +79,11 @@ int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu);
 void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now);
 void lclk_resume(struct lclk_dev *ld);
+int lclk_widen_for_slew(struct lclk_dev *ld, s64 slew, bool from_timekeeper);
+
+/* lclk_slew.c */
+int lclk_slew_start(struct lclk_dev *ld);
+void lclk_slew_stop(struct lclk_dev *ld);
 
 /* lclk_fops.c */
 extern const struct file_operations lclk_fops;

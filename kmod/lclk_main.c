@@ -122,6 +122,11 @@ static int lclk_create(unsigned int index)
 	ld->default_drift_ppb = max_drift_ppb;
 	err = lclk_clock_init(ld, max_drift_ppb,
 			      (s64)holdover_s * NSEC_PER_SEC);
+	if (!err) {
+		err = lclk_slew_start(ld);
+		if (err)
+			lclk_clock_free(ld);
+	}
 	if (err) {
 		kfree(ld);
 		return err;
@@ -138,6 +143,7 @@ static int lclk_create(unsigned int index)
 	if (!err)
 		err = cdev_device_add(&ld->cdev, &ld->dev);
 	if (err) {
+		lclk_slew_stop(ld);
 		put_device(&ld->dev);
 		return err;
 	}
@@ -150,6 +156,7 @@ static int lclk_create(unsigned int index)
 
 static void lclk_destroy(struct lclk_dev *ld)
 {
+	lclk_slew_stop(ld);
 	lclk_ptp_unregister(ld);
 	cdev_device_del(&ld->cdev, &ld->dev);
 	put_device(&ld->dev);

@@ -28,6 +28,8 @@
 struct lclk_state {
 	struct lclk_params params;	/* copied to the page as a whole */
 	s64 boot_offset_ns;	/* CLOCK_BOOTTIME - CLOCK_MONOTONIC, folded in */
+	s64 slew_base;		/* the system clock's slew at the last sync */
+	s64 slew_widened;	/* what drift_mult took for slews since */
 };
 
 struct lclk_counters {
@@ -53,6 +55,11 @@ struct lclk_counters {
 #define LCLK_CHANGE_WIDEN	BIT(18)
 /* The system slept sleep_ns (> 0) that the base clock did not count. */
 #define LCLK_CHANGE_SLEEP	BIT(19)
+/*
+ * The system clock's slew is now slew (lclk_slew.c): widen the growth if
+ * it has moved further from the one at the last sync than it allows for.
+ */
+#define LCLK_CHANGE_SLEW	BIT(20)
 
 /* One change to the model, from an ioctl, the PTP clock or a resume. */
 struct lclk_change {
@@ -68,7 +75,20 @@ struct lclk_change {
 	s64 step_ns;
 	s64 time_ns;
 	s64 sleep_ns;
+	/*
+	 * CLOCK_MONOTONIC_RAW per ns of CLOCK_MONOTONIC, minus 1, in
+	 * 2^-LCLK_RATE_SHIFT: how adjtimex slews the base clock now. Taken
+	 * by a sync (the base of the widening) and LCLK_CHANGE_SLEW.
+	 */
+	s64 slew;
 };
+
+/*
+ * How far the system clock's slew can be from 0: adjtimex allows a tick
+ * 10 % off and 500 ppm of frequency and of offset on top; 1/4 is ample
+ * and keeps every product below in range.
+ */
+#define LCLK_MAX_SLEW		(1LL << (LCLK_RATE_SHIFT - 2))
 
 /*
  * The most the kernel's measurement of a sleep can be off: the RTC it
@@ -112,6 +132,11 @@ static inline int lclk_check_change(const struct lclk_change *c,
 	/* A sleep is folded alone: it happened under the model as it was. */
 	if ((c->modes & LCLK_CHANGE_SLEEP) &&
 	    (c->modes != LCLK_CHANGE_SLEEP || c->sleep_ns <= 0))
+		return -EINVAL;
+	/* So is a slew: the line does not change, only what it vouches for. */
+	if ((c->modes & LCLK_CHANGE_SLEW) && c->modes != LCLK_CHANGE_SLEW)
+		return -EINVAL;
+	if (c->slew < -LCLK_MAX_SLEW || c->slew > LCLK_MAX_SLEW)
 		return -EINVAL;
 	return 0;
 }
@@ -209,6 +234,65 @@ static inline void lclk_widen_rate(const struct lclk_params *o, s64 now,
 }
 
 /*
+ * What the growth needs for the system clock's slew. Logical time runs on
+ * CLOCK_MONOTONIC, a CLOCK_MONOTONIC ns lasts 1 + slew raw ns, and a raw
+ * ns (the oscillator, CLOCK_MONOTONIC_RAW) 1 + e true ns. A sync sets the
+ * rate right for the clock as it runs then: 1 + rate = (1 + slew_base)
+ * (1 + e) to within max_drift, which vouches for how e wanders since. Then
+ * logical time leaves the truth per ns by max_drift and by
+ * |d| (1 + |e|) more, d = slew - slew_base, where |e| is at most
+ * (|rate| + |slew_base|) / (1 - |slew_base|) + 2 max_drift, and below
+ * twice the sum since |slew_base| <= LCLK_MAX_SLEW = 1/4. +3: the slews
+ * are each truncated by less than one unit, and so is the product.
+ */
+static inline s64 lclk_slew_need(const struct lclk_state *s, s64 slew)
+{
+	const struct lclk_params *m = &s->params;
+	s64 d = slew - s->slew_base, base = s->slew_base;
+	s64 rate = m->rate_mult < 0 ? -m->rate_mult : m->rate_mult;
+
+	if (!d)
+		return 0;
+	if (d < 0)
+		d = -d;
+	if (base < 0)
+		base = -base;
+	return d + lclk_scale(d, 2 * (rate + base +
+				      lclk_ppb_to_mult(m->max_drift_ppb))) + 3;
+}
+
+/*
+ * Whether a slew widens the growth: the largest need since the sync is
+ * what it was widened by, so a slew that comes and goes widens it once. Only a clock that
+ * vouches for a bound has one to widen.
+ */
+static inline bool lclk_slew_widens(const struct lclk_state *s, s64 slew)
+{
+	return s->params.status != LCLK_STATUS_UNSYNCED &&
+	       lclk_slew_need(s, slew) > s->slew_widened;
+}
+
+/*
+ * Widen for a slew that lclk_slew_widens(). Not bound0: a stamp taken
+ * before the slew began was converted right, and one taken since is
+ * within the growth's |t - last_update| of it, which the slew began
+ * after. Past LCLK_MAX_WIDE_DRIFT_MULT (a tick 10 % off, chronyd's
+ * default 83,333 ppm slew) the bound means nothing: UNSYNCED.
+ */
+static inline void lclk_widen_slew(struct lclk_state *s, s64 slew)
+{
+	struct lclk_params *m = &s->params;
+	s64 more = lclk_slew_need(s, slew) - s->slew_widened;
+
+	if (m->drift_mult > LCLK_MAX_WIDE_DRIFT_MULT - more) {
+		m->status = LCLK_STATUS_UNSYNCED;
+		return;
+	}
+	m->drift_mult += more;
+	s->slew_widened += more;
+}
+
+/*
  * Build the new state from the old one and the change, re-anchored at now.
  * Returns 0 or -EOVERFLOW if the result leaves the ranges the ABI promises.
  */
@@ -221,6 +305,11 @@ static inline int lclk_build(const struct lclk_state *old,
 	s64 anchored, step;
 
 	*s = *old;
+	if (c->modes & LCLK_CHANGE_SLEW) {
+		if (lclk_slew_widens(s, c->slew))
+			lclk_widen_slew(s, c->slew);
+		return 0;	/* the same line, on the same anchor */
+	}
 
 	/* Same line, new anchor: logical(now) does not change. */
 	m->t0_ns = now;
@@ -269,6 +358,8 @@ static inline int lclk_build(const struct lclk_state *old,
 
 		/* A measurement: the growth is max_drift's again, not widened. */
 		m->drift_mult = lclk_ppb_to_mult(m->max_drift_ppb);
+		s->slew_base = c->slew;
+		s->slew_widened = 0;
 		/* The bound was measured at t0; it has grown since (+1: floor). */
 		if (now > t0)
 			bound += lclk_scale(now - t0, m->drift_mult) + 1;
@@ -376,7 +467,8 @@ static inline int lclk_next(const struct lclk_state *old,
 	if (err)
 		return err;
 	at->before = lclk_logical(now, o->t0_ns, o->offset_ns, o->rate_mult);
-	at->after = now + next->params.offset_ns;	/* t0_ns is now */
+	at->after = lclk_logical(now, next->params.t0_ns,
+				 next->params.offset_ns, next->params.rate_mult);
 	if (at->after < at->before && !(c->flags & LCLK_ALLOW_BACKWARD))
 		return -ERANGE;
 	return 0;

@@ -350,4 +350,98 @@ TEST(steps_are_updates)
 	EXPECT_LE(ctr.backward_steps.counter, ctr.steps.counter);
 }
 
+/*
+ * The system clock slewed under the model (LCLK_CHANGE_SLEW, as
+ * lclk_slew.c makes it at each change of the timekeeper's multiplier),
+ * against a truth computed exactly: a CLOCK_MONOTONIC ns lasts
+ * 1 + slew / 2^40 raw ns, a raw ns 1 + e true ns, e the oscillator's error
+ * (up to 100 ppm) plus a wander that max_drift vouches for. A sync takes
+ * the clock as it is, with the rate right for the clock as it runs then.
+ * While the clock vouches for its bound, logical time is within it of the
+ * truth at every check, the wander always pushing truth further away.
+ */
+#define PPM_MULT(ppm)	((s64)(ppm) * (1LL << LCLK_RATE_SHIFT) / 1000000)
+#define PPT		1000000000000LL
+
+TEST(random_slews_stay_within_the_bound)
+{
+	const u32 drift_ppb = 50000;
+	/* the wander from a sync's: w (1 + 300 ppm) < max_drift - 1 ppb */
+	const s64 w = (drift_ppb - 2) * 1000LL * 1000000 / 1000300;
+	/* fast: a raw ns more than a true one adds to every slew's effect */
+	const s64 osc = 100000000;	/* ppt */
+	/* truth - base time, in units of 2^-40 ns / 10^12: no rounding */
+	const __int128 unit = ONE_NS * PPT;
+	struct lclk_state st;
+	struct lclk_counters ctr = {};
+	__int128 ahead = 0;
+	s64 now = 0, slew = 0, e = osc, vouched = 0, unsynced = 0;
+	int i, k, steady = 0;
+
+	for (i = 0; i < 200000; i++) {
+		struct lclk_change c = {};
+		s64 len = test_between(1000000, 10 * S);
+
+		if (i == 0 || ((test_rand() % 50 == 0 ||
+				st.params.status == LCLK_STATUS_UNSYNCED) &&
+			       llabs(slew) <= PPM_MULT(300))) {
+			/*
+			 * A sync, honest: the error as it is, the rate right
+			 * for the oscillator, which has wandered back to osc.
+			 */
+			e = osc;
+			__int128 err = (__int128)(logical(&st.params, now) - now) *
+				       unit - ahead;
+
+			if (i == 0)
+				st = synced(0, 0, 0, drift_ppb, 0, 0);
+			c.modes = LCLK_SET_BOUND | LCLK_SET_RATE;
+			c.bound_ns = (s64)(abs128(err) / unit) + 1;
+			c.rate_ppt = (s64)(((ONE_NS + slew) * (PPT + e)) >>
+					   LCLK_RATE_SHIFT) - PPT;
+			c.slew = slew;
+			ASSERT_EQ(0, apply(&st, &ctr, &c, now));
+			/* Half the time one slew for 50 steps: no slack. */
+			steady = test_rand() % 2 ? 50 : 0;
+		}
+		/* The timekeeper changes its multiplier: a new slew. */
+		if (steady == 50 || (!steady && test_rand() % 2))
+			slew = test_rand() % 100 ?
+			       test_between(-PPM_MULT(1500), PPM_MULT(1500)) :
+			       test_between(-PPM_MULT(60000), PPM_MULT(60000));
+		if (steady)
+			steady--;
+		c = (struct lclk_change){ .modes = LCLK_CHANGE_SLEW, .slew = slew };
+		ASSERT_EQ(0, apply(&st, &ctr, &c, now));
+		/* The wander, the way that takes truth further from logical. */
+		e = (__int128)(logical(&st.params, now) - now) * unit > ahead ?
+		    osc - w : osc + w;
+		for (k = 1; k <= 4; k++) {
+			s64 t = now + len * k / 4;
+			__int128 a = ahead + (__int128)(t - now) *
+				     ((ONE_NS + slew) * (PPT + e) - unit);
+			__int128 err = abs128((__int128)(logical(&st.params, t) - t) *
+					      unit - a);
+
+			if (st.params.status == LCLK_STATUS_UNSYNCED) {
+				unsynced++;
+				continue;
+			}
+			vouched++;
+			if (err > (__int128)bound(&st.params, t) * unit) {
+				TH_LOG("step %d: error %lld ns over a bound of %lld ns",
+				       i, (long long)(err / unit),
+				       (long long)bound(&st.params, t));
+				ASSERT_TRUE(0);
+			}
+		}
+		ahead += (__int128)len * ((ONE_NS + slew) * (PPT + e) - unit);
+		now += len;
+	}
+	TH_LOG("%lld checks vouched for, %lld unsynced", (long long)vouched,
+	       (long long)unsynced);
+	EXPECT_LT(unsynced, vouched);
+	EXPECT_LT(0, unsynced);
+}
+
 TEST_HARNESS_MAIN

@@ -16,7 +16,10 @@
  *
  *   bound(t) = bound0 + |t - last_update| * max_drift
  *
- * rounded up (include/lclk_model.h says how),
+ * rounded up (include/lclk_model.h says how), where the page's max_drift
+ * (drift_mult) includes what the module widened it by since the last sync
+ * for changes nobody measured: rates set through the PTP clock, slews of
+ * CLOCK_MONOTONIC by adjtimex (lclk(4)),
  * and the reference time lies within [logical - bound, logical + bound] for
  * as long as the reference that was measured is honest.
  *
