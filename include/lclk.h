@@ -19,9 +19,12 @@
  * difference of the two CPUs' offsets (at most 2 * LCLK_MAX_CPU_OFFSET_NS).
  *
  * Where the page cannot be used - the mapping is refused in a time
- * namespace whose CLOCK_MONOTONIC is shifted, or the CPU number is not
+ * namespace whose CLOCK_MONOTONIC is shifted, the page a process inherited
+ * into such a namespace says LCLK_PAGE_REFUSED, or the CPU number is not
  * known - lclk_now() and lclk_from_base() ask the kernel instead (one
- * ioctl), so that every reader computes the same logical time.
+ * ioctl), so that every reader computes the same logical time. A process
+ * that setns() into such a namespace after lclk_open() must lclk_close()
+ * and lclk_open() again: the kernel does not take back the page it mapped.
  */
 #ifndef _LCLK_H
 #define _LCLK_H
@@ -170,12 +173,18 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 	 */
 	for (;;) {
 		__u32 seq = lclk_read_begin(p);
+		__u32 flags = LCLK_LOAD(p->flags);
 
-		if (__builtin_expect(LCLK_LOAD(p->flags) &
-				     LCLK_PAGE_CPU_OFFSETS, 0)) {
-			__s32 cpu = sched_getcpu();
-			__s64 t = lclk_monotonic_ns();
+		/* one test of the flags for both rare cases: no cost */
+		if (__builtin_expect(flags & (LCLK_PAGE_CPU_OFFSETS |
+					      LCLK_PAGE_REFUSED), 0)) {
+			__s32 cpu;
+			__s64 t;
 
+			if (flags & LCLK_PAGE_REFUSED)	/* never changes */
+				return lclk_now_ioctl(c, out);
+			cpu = sched_getcpu();
+			t = lclk_monotonic_ns();
 			if (cpu < 0)	/* no CPU number: the kernel knows */
 				return lclk_now_ioctl(c, out);
 			if (sched_getcpu() != cpu)
@@ -227,7 +236,8 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 {
 	__u32 seq;
 
-	if (!c->page) {
+	/* REFUSED never comes or goes on a page: no need of the seqcount */
+	if (!c->page || (LCLK_LOAD(c->page->flags) & LCLK_PAGE_REFUSED)) {
 		lclk_from_model(c, base_ns, cpu, out);
 		return;
 	}
