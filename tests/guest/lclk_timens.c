@@ -195,6 +195,60 @@ TEST(inherited_into_shifted_namespace)
 }
 
 /*
+ * Another process reads the child's mapping (a debugger, /proc/PID/mem)
+ * before the child touches it: the reader's namespace is not the child's,
+ * and what the peek maps is what the child would read. The peek may fail;
+ * the child's reading must still agree with GET_TIME.
+ */
+TEST(peeked_from_another_namespace)
+{
+	int go[2], done[2], status;
+	struct inherited r = { .status = -1 };
+	struct lclk_clock c;
+	char offsets[64], path[64], byte = 0;
+	ssize_t peek;
+	pid_t pid;
+	int mem;
+
+	ASSERT_EQ(0, lclk_open(&c, LCLK_DEV0));
+	ASSERT_EQ(0, lclk_reset(c.fd));
+	if (unshare(CLONE_NEWTIME))
+		SKIP(return, "unshare(CLONE_NEWTIME): %s", strerror(errno));
+	snprintf(offsets, sizeof(offsets), "monotonic %d 0", SHIFT_S);
+	ASSERT_EQ(0, write_file("/proc/self/timens_offsets", offsets));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (read(go[0], &byte, 1) != 1)
+			_exit(1);
+		r = read_inherited(&c);
+		_exit(write(done[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+	}
+	close(go[0]);
+	close(done[1]);
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	mem = open(path, O_RDONLY);
+	ASSERT_LE(0, mem);
+	peek = pread(mem, &byte, 1, (off_t)(uintptr_t)c.page);
+	TH_LOG("peek at the child's page: %zd (%s)", peek,
+	       peek < 0 ? strerror(errno) : "read");
+	close(mem);
+	ASSERT_EQ(1, write(go[1], &byte, 1));
+	ASSERT_EQ(sizeof(r), read(done[0], &r, sizeof(r)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, r.status);
+	TH_LOG("child after the peek: lclk_now %+lld ns, lclk_from_base %+lld ns from GET_TIME, bound %lld ns, page flags %#x",
+	       (long long)r.now_err_ns, (long long)r.base_err_ns,
+	       (long long)r.bound_ns, r.page_flags);
+	EXPECT_GE(r.bound_ns + 2, llabs(r.now_err_ns));
+	EXPECT_GE(r.bound_ns + 2, llabs(r.base_err_ns));
+	lclk_close(&c);
+}
+
+/*
  * The other side of it: a child forked in the same namespace keeps the
  * page (no system call per reading) and reads it right.
  */
