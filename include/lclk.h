@@ -248,6 +248,30 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 	} while (lclk_read_retry(c->page, seq));
 }
 
+/*
+ * The model in the caller's CLOCK_MONOTONIC: a consistent copy off the
+ * page, or LCLK_IOC_GET_MODEL where the page cannot be used (whose status
+ * is the one as of now, the page's the stored one). Returns 0 or -errno;
+ * a failed ioctl leaves *m zero: UNSYNCED.
+ */
+static inline int lclk_get_model(const struct lclk_clock *c,
+				 struct lclk_params *m)
+{
+	const struct lclk_page *p = c->page;
+	__u32 seq;
+
+	if (!p || (LCLK_LOAD(p->flags) & LCLK_PAGE_REFUSED)) {
+		memset(m, 0, sizeof(*m));
+		return ioctl(c->fd, LCLK_IOC_GET_MODEL, m) < 0 ? -errno : 0;
+	}
+	/* a plain copy, as the kernel's reader makes: a torn one is retried */
+	do {
+		seq = lclk_read_begin(p);
+		memcpy(m, (const void *)&p->params, sizeof(*m));
+	} while (lclk_read_retry(p, seq));
+	return 0;
+}
+
 /* Open and map an instance. Returns 0 or -errno. */
 static inline int lclk_open(struct lclk_clock *c, const char *path)
 {
