@@ -19,9 +19,12 @@
  * difference of the two CPUs' offsets (at most 2 * LCLK_MAX_CPU_OFFSET_NS).
  *
  * Where the page cannot be used - the mapping is refused in a time
- * namespace whose CLOCK_MONOTONIC is shifted, or the CPU number is not
+ * namespace whose CLOCK_MONOTONIC is shifted, the page a process inherited
+ * into such a namespace says LCLK_PAGE_REFUSED, or the CPU number is not
  * known - lclk_now() and lclk_from_base() ask the kernel instead (one
- * ioctl), so that every reader computes the same logical time.
+ * ioctl), so that every reader computes the same logical time. A process
+ * that setns() into such a namespace after lclk_open() must lclk_close()
+ * and lclk_open() again: the kernel does not take back the page it mapped.
  */
 #ifndef _LCLK_H
 #define _LCLK_H
@@ -170,12 +173,18 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 	 */
 	for (;;) {
 		__u32 seq = lclk_read_begin(p);
+		__u32 flags = LCLK_LOAD(p->flags);
 
-		if (__builtin_expect(LCLK_LOAD(p->flags) &
-				     LCLK_PAGE_CPU_OFFSETS, 0)) {
-			__s32 cpu = sched_getcpu();
-			__s64 t = lclk_monotonic_ns();
+		/* one test of the flags for both rare cases: no cost */
+		if (__builtin_expect(flags & (LCLK_PAGE_CPU_OFFSETS |
+					      LCLK_PAGE_REFUSED), 0)) {
+			__s32 cpu;
+			__s64 t;
 
+			if (flags & LCLK_PAGE_REFUSED)	/* never changes */
+				return lclk_now_ioctl(c, out);
+			cpu = sched_getcpu();
+			t = lclk_monotonic_ns();
 			if (cpu < 0)	/* no CPU number: the kernel knows */
 				return lclk_now_ioctl(c, out);
 			if (sched_getcpu() != cpu)
@@ -227,7 +236,8 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 {
 	__u32 seq;
 
-	if (!c->page) {
+	/* REFUSED never comes or goes on a page: no need of the seqcount */
+	if (!c->page || (LCLK_LOAD(c->page->flags) & LCLK_PAGE_REFUSED)) {
 		lclk_from_model(c, base_ns, cpu, out);
 		return;
 	}
@@ -236,6 +246,30 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 		seq = lclk_read_begin(c->page);
 		lclk_eval(&c->page->params, c->page, base_ns, cpu, out);
 	} while (lclk_read_retry(c->page, seq));
+}
+
+/*
+ * The model in the caller's CLOCK_MONOTONIC: a consistent copy off the
+ * page, or LCLK_IOC_GET_MODEL where the page cannot be used (whose status
+ * is the one as of now, the page's the stored one). Returns 0 or -errno;
+ * a failed ioctl leaves *m zero: UNSYNCED.
+ */
+static inline int lclk_get_model(const struct lclk_clock *c,
+				 struct lclk_params *m)
+{
+	const struct lclk_page *p = c->page;
+	__u32 seq;
+
+	if (!p || (LCLK_LOAD(p->flags) & LCLK_PAGE_REFUSED)) {
+		memset(m, 0, sizeof(*m));
+		return ioctl(c->fd, LCLK_IOC_GET_MODEL, m) < 0 ? -errno : 0;
+	}
+	/* a plain copy, as the kernel's reader makes: a torn one is retried */
+	do {
+		seq = lclk_read_begin(p);
+		memcpy(m, (const void *)&p->params, sizeof(*m));
+	} while (lclk_read_retry(p, seq));
+	return 0;
 }
 
 /* Open and map an instance. Returns 0 or -errno. */

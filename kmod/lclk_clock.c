@@ -84,6 +84,20 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 	ld->page = p;
 
 	/*
+	 * What a process maps where the page would be wrong (lclk_fops.c):
+	 * no model, so that a reader that does not know the flag reads
+	 * UNSYNCED with no bound rather than a wrong time with one.
+	 */
+	ld->refused = vmalloc_user(ld->page_size);
+	if (!ld->refused) {
+		lclk_clock_free(ld);
+		return -ENOMEM;
+	}
+	ld->refused->magic = LCLK_PAGE_MAGIC;
+	ld->refused->abi_version = LCLK_ABI_VERSION;
+	ld->refused->flags = LCLK_PAGE_REFUSED;
+
+	/*
 	 * Start where a NIC's PTP clock starts, at CLOCK_REALTIME, so that
 	 * an unsynchronised clock is at least in the right epoch. The status
 	 * says UNSYNCED and the bound is unknown until someone sets one. The
@@ -107,6 +121,8 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 
 void lclk_clock_free(struct lclk_dev *ld)
 {
+	vfree(ld->refused);
+	ld->refused = NULL;
 	vfree(ld->page);
 	ld->page = NULL;
 }

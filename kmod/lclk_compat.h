@@ -15,6 +15,16 @@
 #include <linux/version.h>
 
 /* 6.3 made vma->vm_flags read-only behind vm_flags_clear() and friends. */
+static inline void lclk_vma_set_flags(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
 static inline void lclk_vma_clear_flags(struct vm_area_struct *vma,
 					vm_flags_t flags)
 {

@@ -39,7 +39,8 @@ struct lclk_dev {
 	unsigned int nonzero_cpu_offsets; /* under lock */
 
 	struct lclk_page *page;		/* vmalloc_user(), mapped read-only */
-	size_t page_size;
+	struct lclk_page *refused;	/* mapped instead where page is wrong */
+	size_t page_size;		/* of each */
 
 	s64 max_rate_ppt;		/* limit on |rate| for this instance */
 	u32 default_drift_ppb;		/* module parameter at load */

@@ -30,6 +30,53 @@ static int lclk_open(struct inode *inode, struct file *file)
 }
 
 /*
+ * The page is in the host's CLOCK_MONOTONIC, and a reader adds its own
+ * vDSO's CLOCK_MONOTONIC to it, so the page is right for a process whose
+ * time namespace does not shift that clock, and wrong by the shift for
+ * one whose does. mmap() refuses the latter, but a mapping is inherited:
+ * map, unshare(CLONE_NEWTIME), fork, and the child is in the shifted
+ * namespace with the parent's mapping. So the page is not mapped at
+ * mmap() but at the first access, by the process that makes it: the
+ * mapping is neither VM_PFNMAP nor VM_MIXEDMAP and has no anon_vma, so
+ * fork() does not copy its page table entries (vma_needs_copy(), or
+ * copy_page_range() before 5.19) and each child faults on its own. As
+ * with the vDSO's data page, the namespace is that of the task that
+ * faults: all tasks of an mm are in one time namespace, since
+ * copy_process() refuses CLONE_VM into another and setns() a task with
+ * threads.
+ *
+ * setns() into a shifted namespace by a process that already mapped the
+ * page is not seen: the kernel zaps the vDSO's data page then, not ours
+ * (lclk(4) says to open the clock again).
+ */
+static vm_fault_t lclk_fault(struct vm_fault *vmf)
+{
+	struct lclk_dev *ld = lclk_from_file(vmf->vma->vm_file);
+	struct lclk_page *p = ld->page;
+	struct page *page;
+
+	/*
+	 * Access through another process (ptrace, /proc/PID/mem): its
+	 * namespace is not the mapping's owner's, and whatever it mapped
+	 * the owner would read.
+	 */
+	if (vmf->vma->vm_mm != current->mm)
+		return VM_FAULT_SIGBUS;
+	if (vmf->pgoff >= ld->page_size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	if (lclk_caller_mono_shift())
+		p = ld->refused;
+	page = vmalloc_to_page((void *)p + (vmf->pgoff << PAGE_SHIFT));
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct lclk_vm_ops = {
+	.fault = lclk_fault,
+};
+
+/*
  * Map the page read-only, now and forever: no VM_WRITE, and no
  * VM_MAYWRITE so that mprotect() cannot add it later, whatever the mode
  * the file was opened with. The mapping holds a reference to the file and
@@ -41,18 +88,18 @@ static int lclk_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (vma->vm_pgoff)
 		return -EINVAL;
-	/*
-	 * The page is anchored to the host's CLOCK_MONOTONIC, which a reader
-	 * in a shifted time namespace cannot read: it would compute logical
-	 * time off by the shift. It reads the ioctls instead.
-	 */
+	/* A reader that cannot use the page reads the ioctls instead. */
 	if (lclk_caller_mono_shift())
 		return -EOPNOTSUPP;
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
+	if (vma_pages(vma) > ld->page_size >> PAGE_SHIFT)
+		return -EINVAL;
 	lclk_vma_clear_flags(vma, VM_MAYWRITE);
-	/* Fails with -EINVAL if the mapping is larger than the page(s). */
-	return remap_vmalloc_range(vma, ld->page, 0);
+	/* As remap_vmalloc_range() did: no growing by mremap(), no core dump. */
+	lclk_vma_set_flags(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &lclk_vm_ops;
+	return 0;
 }
 
 const struct file_operations lclk_fops = {

@@ -132,12 +132,11 @@ static void ask_daemon_stratum(const struct target_clock *tc, int *stratum)
 
 static int64_t last_update_logical(const struct target_clock *tc)
 {
-	int64_t t;
+	struct lclk_params m;
 
-	if (!tc->logical)
+	if (!tc->logical || lclk_get_model(&tc->lc, &m))
 		return 0;
-	t = __atomic_load_n(&tc->lc.page->params.last_update_ns, __ATOMIC_RELAXED);
-	return t ? target_from_base(tc, t) : 0;
+	return m.last_update_ns ? target_from_base(tc, m.last_update_ns) : 0;
 }
 
 /*

@@ -105,7 +105,11 @@ static PyTypeObject NowType = {
 
 typedef struct {
 	PyObject_HEAD
-	struct lclk_clock c;	/* c.page == NULL: closed (or never opened) */
+	/*
+	 * c.fd < 0: closed (or never opened). Not c.page == NULL: in a time
+	 * namespace that shifts CLOCK_MONOTONIC an open clock has no page.
+	 */
+	struct lclk_clock c;
 	PyObject *path;		/* str */
 } ClockObject;
 
@@ -163,10 +167,10 @@ static void clock_dealloc(PyObject *self)
 	Py_TYPE(self)->tp_free(self);
 }
 
-/* The page of an open clock, or NULL with ValueError set. */
+/* The clock if it is open, or NULL with ValueError set. */
 static const struct lclk_clock *open_clock(ClockObject *c)
 {
-	if (__builtin_expect(!c->c.page, 0)) {
+	if (__builtin_expect(c->c.fd < 0, 0)) {
 		PyErr_SetString(PyExc_ValueError, "lclk: operation on a closed clock");
 		return NULL;
 	}
@@ -269,7 +273,7 @@ static PyObject *clock_exit(PyObject *self, PyObject *args)
 
 static PyObject *clock_closed(PyObject *self, void *closure)
 {
-	return PyBool_FromLong(!((ClockObject *)self)->c.page);
+	return PyBool_FromLong(((ClockObject *)self)->c.fd < 0);
 }
 
 static PyObject *clock_fileno(PyObject *self, PyObject *unused)
@@ -284,7 +288,7 @@ static PyObject *clock_repr(PyObject *self)
 	ClockObject *c = (ClockObject *)self;
 
 	return PyUnicode_FromFormat("lclk.Clock(%R%s)", c->path ? c->path : Py_None,
-				    c->c.page ? "" : ", closed");
+				    c->c.fd >= 0 ? "" : ", closed");
 }
 
 static PyMethodDef clock_methods[] = {

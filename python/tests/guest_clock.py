@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """lclk with the module loaded (tests/guest/python.sh, in the VM): readings
-agree with the kernel's GET_TIME, status and bound set with lclkctl come
-back, and unloading while a clock is mapped neither succeeds nor crashes."""
+agree with the kernel's GET_TIME (in a time namespace too), status and
+bound set with lclkctl come back, and unloading while a clock is mapped
+neither succeeds nor crashes."""
+import ctypes
 import fcntl
 import gc
 import os
@@ -26,6 +28,55 @@ def get_time(fd):
     flags, cpu, base, logical, bound, status = TIME.unpack(
         fcntl.ioctl(fd, GET_TIME, bytes(TIME.size)))
     return cpu, base, logical, bound, status
+
+
+CLONE_NEWTIME = 0x80
+SHIFT_S = 100000        # the shifted namespace's CLOCK_MONOTONIC runs ahead by this
+
+
+def readings_agree(c):
+    """In a child: c's readings bracket GET_TIME's logical time, which the
+    kernel answers in this process's CLOCK_MONOTONIC, whatever its time
+    namespace; prints the differences, returns the exit status."""
+    before = c.now()
+    cpu, base, logical, bound, status = get_time(c.fileno())
+    after = c.now()
+    print("now - GET_TIME: %+d ns before, %+d ns after, bound %d ns"
+          % (before.time_ns - logical, after.time_ns - logical, bound))
+    return 0 if before.time_ns <= logical <= after.time_ns else 1
+
+
+def check_opened_in_namespace():
+    """Run by test_opened_in_shifted_namespace, inside the namespace."""
+    sys.exit(readings_agree(lclk.Clock()))
+
+
+def check_inherited_into_namespace():
+    """Run by test_inherited_into_shifted_namespace: map and read, move
+    the children into a shifted time namespace, and read in one of them."""
+    c = lclk.Clock()
+    c.now()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWTIME):
+        print("unshare(CLONE_NEWTIME):", os.strerror(ctypes.get_errno()))
+        sys.exit(77)
+    with open("/proc/self/timens_offsets", "w") as f:
+        f.write("monotonic %d 0" % SHIFT_S)
+    pid = os.fork()
+    if pid == 0:
+        code = readings_agree(c)
+        sys.stdout.flush()
+        os._exit(code)
+    sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+
+
+def run_check(name, *prefix):
+    """Run guest_clock.name() in a new interpreter, after prefix."""
+    path = os.pathsep.join([os.path.dirname(os.path.abspath(__file__))] + sys.path)
+    return subprocess.run([*prefix, sys.executable, "-c",
+                           "import guest_clock; guest_clock.%s()" % name],
+                          env=dict(os.environ, PYTHONPATH=path),
+                          capture_output=True, text=True)
 
 
 def lclkctl(*args, dev="/dev/lclk0"):
@@ -110,6 +161,21 @@ class Guest(unittest.TestCase):
             self.assertTrue(i0["mmap"])
             self.assertGreaterEqual(i0["mmap_size"], 4096)
             self.assertEqual(c1.path, "/dev/lclk1")
+
+    def test_opened_in_shifted_namespace(self):
+        # The page cannot be mapped there: the reads are GET_TIME's.
+        r = run_check("check_opened_in_namespace",
+                      "unshare", "--time", "--monotonic", str(SHIFT_S), "--fork")
+        if "unshare failed" in r.stderr:
+            self.skipTest(r.stderr.strip())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_inherited_into_shifted_namespace(self):
+        # A child born there inherits the mapping: it must read right.
+        r = run_check("check_inherited_into_namespace")
+        if r.returncode == 77:
+            self.skipTest(r.stdout.strip())
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_closed_clock_raises(self):
         c = lclk.Clock()

@@ -3,7 +3,8 @@
 # lclkctl's manual control of a loaded module: status (text and JSON), set,
 # step, cpu-offset, cpu-skew --apply; refusals (backward without
 # --allow-backward, out-of-range values, no CAP_SYS_TIME) with their exit
-# codes and nothing applied. Runs in the VM with the module loaded; TAP.
+# codes and nothing applied; a query from a time namespace that shifts
+# CLOCK_MONOTONIC (no page there: the ioctls). Runs in the VM with the module loaded; TAP.
 set -u
 cd "$(dirname "$0")/../.."
 L=$PWD/build/lclkctl
@@ -19,7 +20,7 @@ rc() { local want=$1; shift; "$L" "$@" > /dev/null 2> /tmp/lclkctl_cli.err; loca
 	check "lclkctl $* -> exit $want" "[ $r = $want ] && { [ $want = 0 ] || [ -s /tmp/lclkctl_cli.err ]; }"; }
 trap 'rm -f /tmp/lclkctl_cli.err' EXIT
 
-echo "1..24"
+echo "1..25"
 [ -c /dev/lclk0 ] || { echo "Bail out! no /dev/lclk0"; exit 1; }
 ncpu=$(nproc)
 
@@ -75,5 +76,18 @@ setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-se
 r=$?
 check "step without CAP_SYS_TIME: exit 3, says so, nothing applied" \
 	'[ $r = 3 ] && grep -q CAP_SYS_TIME /tmp/lclkctl_cli.err && [ "$(updates)" = "$u" ]'
+# The same measurement from a time namespace 1000 s ahead: the same offset
+# (reference - lclk0 does not depend on whose CLOCK_MONOTONIC reads it;
+# with no rate it does not change either), within the two bounds.
+# combined [PREFIX...]: "offset_ns bound_ns" of a query of lclk1's PHC.
+combined() { "$@" "$L" query --json "phc:/dev/ptp$phc" 2>/dev/null | python3 -c \
+	'import json,sys; c=json.load(sys.stdin)["combined"]; print(c["offset_ns"], c["bound_ns"])'; }
+phc=$("$L" -d /dev/lclk1 status --json | sed -n 's/.*"phc_index": *\([0-9]*\).*/\1/p')
+"$L" set --rate 0
+host=$(combined)
+shifted=$(combined unshare --time --monotonic 1000 --fork)
+echo "# query of /dev/ptp$phc, offset and bound in ns: ${host:-none} here, ${shifted:-none} from the shifted namespace"
+check "query from a shifted time namespace: the offset measured here" \
+	'[ -n "$host" ] && [ -n "$shifted" ] && python3 -c "import sys; (o1, b1), (o2, b2) = map(int, \"$host\".split()), map(int, \"$shifted\".split()); sys.exit(abs(o1 - o2) > b1 + b2)"'
 "$L" set --unsync
 [ $failed = 0 ]

@@ -292,6 +292,19 @@ static void test_reader(void)
 	} else {
 		ok(1, "# SKIP cannot pin to CPU 0");
 	}
+
+	/*
+	 * The page a process in another time namespace maps says REFUSED:
+	 * the reader asks the kernel (here fd -1: EBADF, UNSYNCED) instead
+	 * of evaluating a model that is not there.
+	 */
+	p->flags |= LCLK_PAGE_REFUSED;
+	ok(lclk_now(&c, &n) == -EBADF && n.status == LCLK_STATUS_UNSYNCED &&
+	   n.bound_ns == LCLK_BOUND_UNKNOWN,
+	   "lclk_now on a refused page reads the ioctl");
+	lclk_from_base(&c, 1000, -1, &n);
+	ok(n.status == LCLK_STATUS_UNSYNCED && n.bound_ns == LCLK_BOUND_UNKNOWN,
+	   "lclk_from_base on a refused page reads the ioctl");
 	free(p);
 }
 

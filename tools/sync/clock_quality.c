@@ -8,15 +8,16 @@
  */
 uint32_t clock_quality_drift_ppb(const struct target_clock *tc)
 {
-	__s64 mult;
+	struct lclk_params m;
 	__u64 ppb;
 
 	if (!tc->logical)
 		return CLOCK_QUALITY_SYSTEM_DRIFT_PPB;
-	mult = __atomic_load_n(&tc->lc.page->params.drift_mult, __ATOMIC_RELAXED);
-	if (mult <= 0)
+	if (lclk_get_model(&tc->lc, &m))
+		return UINT32_MAX;	/* not known: the most it can say */
+	if (m.drift_mult <= 0)
 		return 0;
-	ppb = ((unsigned __int128)mult * 1000000000u + (1ULL << LCLK_RATE_SHIFT) - 1) >>
+	ppb = ((unsigned __int128)m.drift_mult * 1000000000u + (1ULL << LCLK_RATE_SHIFT) - 1) >>
 	      LCLK_RATE_SHIFT;
 	return ppb > UINT32_MAX ? UINT32_MAX : (uint32_t)ppb;
 }

@@ -179,11 +179,18 @@ struct lclk_stats {
  * The read-only mapping at offset 0 (lclk_info.mmap_size bytes, whole
  * pages). A writer makes seq odd, changes the fields, then makes it even;
  * a reader retries while seq is odd or changed (as the vDSO data page).
+ *
+ * The page is in the host's CLOCK_MONOTONIC, so a process whose
+ * CLOCK_MONOTONIC a time namespace shifts cannot map it (EOPNOTSUPP). One
+ * that inherited a mapping into such a namespace (mapped, unshare(), fork)
+ * finds in its place a page that says LCLK_PAGE_REFUSED, with no model
+ * (status UNSYNCED, no bound, seq 0 forever): it reads the ioctls instead.
  */
 #define LCLK_PAGE_MAGIC		0x6c636c6bU	/* "lclk" */
 
 /* struct lclk_page.flags */
 #define LCLK_PAGE_CPU_OFFSETS	(1U << 0)	/* some cpu_offset_ns is non-zero */
+#define LCLK_PAGE_REFUSED	(1U << 1)	/* not this process's: use the ioctls */
 
 struct lclk_page {
 	__u32 seq;
