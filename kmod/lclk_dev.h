@@ -18,6 +18,7 @@
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/ptp_clock_kernel.h>
 #include <linux/spinlock.h>
 #include <linux/time_namespace.h>
@@ -46,6 +47,8 @@ struct lclk_dev {
 	struct ptp_clock *ptp;		/* NULL if registration failed */
 
 	struct lclk_counters ctr;
+
+	struct hrtimer corr_timer;	/* ends a correction: lclk_corr.c */
 };
 
 /*
@@ -71,6 +74,12 @@ int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu);
 void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now);
 void lclk_resume(struct lclk_dev *ld);
+
+/* lclk_corr.c: the end of a correction */
+void lclk_corr_init(struct lclk_dev *ld);
+void lclk_corr_fini(struct lclk_dev *ld);
+void lclk_corr_arm(struct lclk_dev *ld, s64 old_end_ns);
+void lclk_corr_release(struct lclk_dev *ld, struct file *file);
 
 /* lclk_fops.c */
 extern const struct file_operations lclk_fops;
