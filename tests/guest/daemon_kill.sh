@@ -75,13 +75,15 @@ wait_for_fast() {
 	done
 }
 
-# scenario SIGNAL: a fresh truth, a daemon that settles, a 400 us step of
+# scenario SIGNAL: a fresh truth and a clock near it (both at
+# CLOCK_REALTIME: the servo settles from a small offset, not from where the
+# last scenario left the clock), a daemon that settles, a 400 us step of
 # the truth, SIGNAL during the daemon's correction, 15 s of readings.
 scenario() {
 	local sig=$1 pid spid start before r rc
 
 	$lclkctl -d /dev/lclk1 set --realtime --bound 1us --max-drift 0 --allow-backward >/dev/null &&
-		$lclkctl set --unsync --rate 0 >/dev/null
+		$lclkctl set --realtime --unsync --rate 0 --allow-backward >/dev/null
 	LCLK_CONTROL=$dir/none.sock $lclkctl -d /dev/lclk1 serve -a 127.0.0.1 -p 11125 \
 		--rate 50 --burst 20 >"$dir/serve.log" 2>&1 &
 	spid=$!
