@@ -75,6 +75,7 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 	s64 now;
 
 	raw_spin_lock_init(&ld->lock);
+	lclk_corr_init(ld);
 
 	/* One entry per possible CPU id; more than one page on large hosts. */
 	ld->page_size = PAGE_ALIGN(struct_size(p, cpu_offset_ns, nr_cpu_ids));
@@ -121,6 +122,7 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 
 void lclk_clock_free(struct lclk_dev *ld)
 {
+	lclk_corr_fini(ld);
 	vfree(ld->refused);
 	ld->refused = NULL;
 	vfree(ld->page);
@@ -152,8 +154,11 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *change)
 	lclk_write_begin(ld->page);
 	err = lclk_next(&ld->state, &c, ktime_get_ns(), &next, &at);
 	if (!err) {
+		s64 old_end = ld->state.corr_end_ns;
+
 		ld->state = next;
 		lclk_publish(ld->page, &next);
+		lclk_corr_arm(ld, old_end);
 	}
 	/* On failure the page is unchanged; readers merely retry once. */
 	lclk_write_end(ld->page);

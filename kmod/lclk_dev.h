@@ -18,6 +18,7 @@
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/notifier.h>
 #include <linux/ptp_clock_kernel.h>
@@ -55,6 +56,8 @@ struct lclk_dev {
 	struct ptp_clock *ptp;		/* NULL if registration failed */
 
 	struct lclk_counters ctr;
+
+	struct hrtimer corr_timer;	/* ends a correction: lclk_corr.c */
 };
 
 /*
@@ -85,6 +88,12 @@ int lclk_widen_for_slew(struct lclk_dev *ld, s64 slew, bool from_timekeeper);
 /* lclk_slew.c */
 int lclk_slew_start(struct lclk_dev *ld);
 void lclk_slew_stop(struct lclk_dev *ld);
+
+/* lclk_corr.c: the end of a correction */
+void lclk_corr_init(struct lclk_dev *ld);
+void lclk_corr_fini(struct lclk_dev *ld);
+void lclk_corr_arm(struct lclk_dev *ld, s64 old_end_ns);
+void lclk_corr_release(struct lclk_dev *ld, struct file *file);
 
 /* lclk_fops.c */
 extern const struct file_operations lclk_fops;

@@ -102,10 +102,17 @@ static int lclk_mmap(struct file *file, struct vm_area_struct *vma)
 	return 0;
 }
 
+/* A correction set through this file ends with it (lclk_corr.c). */
+static int lclk_file_release(struct inode *inode, struct file *file)
+{
+	lclk_corr_release(lclk_from_file(file), file);
+	return single_release(inode, file);
+}
+
 const struct file_operations lclk_fops = {
 	.owner		= THIS_MODULE,
 	.open		= lclk_open,
-	.release	= single_release,
+	.release	= lclk_file_release,
 	.read		= seq_read,
 	.llseek		= seq_lseek,
 	.mmap		= lclk_mmap,

@@ -145,7 +145,8 @@ static long lclk_ioc_get_stats(struct lclk_dev *ld, struct lclk_stats __user *u)
 	return copy_to_user(u, &s, sizeof(s)) ? -EFAULT : 0;
 }
 
-static long lclk_ioc_set_model(struct lclk_dev *ld,
+/* file: the one a correction belongs to, and ends with (lclk_corr.c). */
+static long lclk_ioc_set_model(struct lclk_dev *ld, struct file *file,
 			       const struct lclk_set_model __user *u)
 {
 	struct lclk_change c;
@@ -173,6 +174,9 @@ static long lclk_ioc_set_model(struct lclk_dev *ld,
 	c.holdover_ns = sm.holdover_ns;
 	c.max_drift_ppb = sm.max_drift_ppb;
 	c.model_flags = sm.model_flags;
+	c.corr_ppt = sm.corr_ppt;
+	c.corr_ns = sm.corr_ns;
+	c.owner = file;
 	return lclk_apply(ld, &c);
 }
 
@@ -210,15 +214,15 @@ static long lclk_ioc_set_cpu_offset(struct lclk_dev *ld,
 	return lclk_set_cpu_offset(ld, cpu, co.offset_ns, co.flags);
 }
 
-static long lclk_ioc_change(struct lclk_dev *ld, unsigned int cmd,
-			    void __user *u)
+static long lclk_ioc_change(struct lclk_dev *ld, struct file *file,
+			    unsigned int cmd, void __user *u)
 {
 	if (!capable(CAP_SYS_TIME))
 		return -EPERM;
 
 	switch (cmd) {
 	case LCLK_IOC_SET_MODEL:
-		return lclk_ioc_set_model(ld, u);
+		return lclk_ioc_set_model(ld, file, u);
 	case LCLK_IOC_STEP:
 		return lclk_ioc_step(ld, u);
 	case LCLK_IOC_SET_CPU_OFFSET:
@@ -247,7 +251,7 @@ long lclk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case LCLK_IOC_SET_MODEL:
 	case LCLK_IOC_STEP:
 	case LCLK_IOC_SET_CPU_OFFSET:
-		err = lclk_ioc_change(ld, cmd, u);
+		err = lclk_ioc_change(ld, file, cmd, u);
 		if (err)
 			atomic64_inc(&ld->ctr.rejected);
 		return err;

@@ -30,6 +30,17 @@ struct lclk_state {
 	s64 boot_offset_ns;	/* CLOCK_BOOTTIME - CLOCK_MONOTONIC, folded in */
 	s64 slew_base;		/* the system clock's slew at the last sync */
 	s64 slew_widened;	/* what drift_mult took for slews since */
+	/*
+	 * The correction that runs (LCLK_SET_CORRECTION), if corr_end_ns is
+	 * not 0: params.rate_ppt is corr_free_ppt plus its rate until the
+	 * base time corr_end_ns, and params.drift_mult holds corr_growth on
+	 * top of what it would be without it. corr_owner is the file that set
+	 * it, compared, never dereferenced.
+	 */
+	s64 corr_end_ns;
+	s64 corr_free_ppt;
+	s64 corr_growth;
+	const void *corr_owner;
 };
 
 struct lclk_counters {
@@ -60,6 +71,13 @@ struct lclk_counters {
  * it has moved further from the one at the last sync than it allows for.
  */
 #define LCLK_CHANGE_SLEW	BIT(20)
+/*
+ * The end of a correction, by the module's timer: if one runs and its end
+ * has come (else -EALREADY); and on the release of the file owner, if it
+ * set the correction that runs (else -EALREADY). Each comes alone.
+ */
+#define LCLK_CHANGE_CORR_DUE	BIT(24)
+#define LCLK_CHANGE_CORR_CLOSE	BIT(25)
 
 /* One change to the model, from an ioctl, the PTP clock or a resume. */
 struct lclk_change {
@@ -81,6 +99,9 @@ struct lclk_change {
 	 * by a sync (the base of the widening) and LCLK_CHANGE_SLEW.
 	 */
 	s64 slew;
+	s64 corr_ppt;		/* LCLK_SET_CORRECTION, on top of rate_ppt */
+	s64 corr_ns;		/* ... for this long */
+	const void *owner;	/* the file it came through; NULL if none */
 };
 
 /*
@@ -137,6 +158,24 @@ static inline int lclk_check_change(const struct lclk_change *c,
 	if ((c->modes & LCLK_CHANGE_SLEW) && c->modes != LCLK_CHANGE_SLEW)
 		return -EINVAL;
 	if (c->slew < -LCLK_MAX_SLEW || c->slew > LCLK_MAX_SLEW)
+		return -EINVAL;
+	if ((c->modes & LCLK_CHANGE_CORR_DUE) &&
+	    c->modes != LCLK_CHANGE_CORR_DUE)
+		return -EINVAL;
+	if ((c->modes & LCLK_CHANGE_CORR_CLOSE) &&
+	    (c->modes != LCLK_CHANGE_CORR_CLOSE || !c->owner))
+		return -EINVAL;
+	/*
+	 * A correction rides on a free-running rate given with it, so that
+	 * the rate it makes can be checked here, against the limit, as any
+	 * other; it has a rate and a length, or it is not one.
+	 */
+	if ((c->modes & LCLK_SET_CORRECTION) &&
+	    (!(c->modes & LCLK_SET_RATE) || !c->corr_ppt ||
+	     c->corr_ppt > 2 * max_rate_ppt || c->corr_ppt < -2 * max_rate_ppt ||
+	     c->rate_ppt + c->corr_ppt > max_rate_ppt ||
+	     c->rate_ppt + c->corr_ppt < -max_rate_ppt ||
+	     c->corr_ns <= 0 || c->corr_ns > LCLK_MAX_CORR_NS))
 		return -EINVAL;
 	return 0;
 }
@@ -207,10 +246,10 @@ static inline void lclk_fold_sleep(const struct lclk_params *o, s64 now,
  * and one from before the sync alike. Until the next sync: a measurement
  * resets the growth to max_drift (LCLK_SET_BOUND).
  */
-static inline void lclk_widen_rate(const struct lclk_params *o, s64 now,
+static inline void lclk_widen_rate(s64 from_mult, s64 now,
 				   struct lclk_params *m)
 {
-	s64 d = m->rate_mult - o->rate_mult;
+	s64 d = m->rate_mult - from_mult;
 	s64 age = now - m->last_update_ns;
 
 	if (d < 0)
@@ -263,8 +302,8 @@ static inline s64 lclk_slew_need(const struct lclk_state *s, s64 slew)
 
 /*
  * Whether a slew widens the growth: the largest need since the sync is
- * what it was widened by, so a slew that comes and goes widens it once. Only a clock that
- * vouches for a bound has one to widen.
+ * what it was widened by, so a slew that comes and goes widens it once.
+ * Only a clock that vouches for a bound has one to widen.
  */
 static inline bool lclk_slew_widens(const struct lclk_state *s, s64 slew)
 {
@@ -293,8 +332,102 @@ static inline void lclk_widen_slew(struct lclk_state *s, s64 slew)
 }
 
 /*
+ * bound0 takes what a growth of g per ns (on top of max_drift) has added
+ * over the age at now, and one for the floor; UNSYNCED if that overflows.
+ */
+static inline void lclk_bound_keep(s64 g, s64 now, struct lclk_params *m)
+{
+	s64 age = now - m->last_update_ns;
+
+	if (m->status == LCLK_STATUS_UNSYNCED)
+		return;
+	if (age < 0)
+		age = -age;
+	m->bound0_ns += lclk_scale(age, g) + 1;
+	if (m->bound0_ns > LCLK_MAX_BOUND_NS)
+		m->status = LCLK_STATUS_UNSYNCED;
+}
+
+/*
+ * A correction, of corr_ppt for corr_ns, starts at now on top of the free
+ * rate m->rate_ppt: the line leaves the free one by c = |its multiplier -
+ * the free one's| (+2 for the truncation of each) per ns.
+ *
+ * The bound grows by c on top of max_drift while it runs, and does not
+ * trust the setter's plan (a servo's correction is meant to move the
+ * clock towards the reference by no more than the offset it measured)
+ * nor the end's coming on time: the module's timer fires late by however
+ * long interrupts, a busy CPU or a stalled vCPU hold it, and readers read
+ * on meanwhile, so no widening made when it fires could cover them. Its
+ * rate is in the growth from the start instead: a line whose slope is
+ * within max_drift + c of the truth's is within bound0 + (max_drift + c)
+ * * |t - last_update| of it, at any t, for as long as it runs, late end
+ * included. That the correction starts at now and not at the last update
+ * is lclk_widen_rate()'s case: bound0 takes c over the age at now, which
+ * covers a stamp taken between the two.
+ */
+static inline void lclk_corr_start(const struct lclk_change *c, s64 now,
+				   struct lclk_state *s)
+{
+	struct lclk_params *m = &s->params;
+	s64 free_mult = m->rate_mult;
+
+	s->corr_free_ppt = m->rate_ppt;
+	m->rate_ppt += c->corr_ppt;
+	m->rate_mult = lclk_ppt_to_mult(m->rate_ppt);
+	s->corr_growth = m->rate_mult - free_mult;
+	if (s->corr_growth < 0)
+		s->corr_growth = -s->corr_growth;
+	s->corr_growth += 2;
+	m->drift_mult += s->corr_growth;
+	s->corr_end_ns = now + c->corr_ns;	/* both below 2^62: no overflow */
+	s->corr_owner = c->owner;
+	lclk_bound_keep(s->corr_growth, now, m);
+}
+
+/*
+ * The correction ends at now: the rate is the free one again, the growth
+ * max_drift's again, and bound0 keeps what the correction's part of the
+ * growth has added since the last update (c * |now - last_update|). That
+ * covers every t: the old line was within bound0 + (max_drift + c) *
+ * |t - last_update| of the truth; the new one is the same up to now and
+ * from now on leaves it by at most max_drift per ns; before the last
+ * update it is the free line through the new line's point at the last
+ * update, which is within bound0 + c * age of the truth there.
+ */
+static inline void lclk_corr_end(s64 now, struct lclk_state *s)
+{
+	struct lclk_params *m = &s->params;
+
+	m->rate_ppt = s->corr_free_ppt;
+	m->rate_mult = lclk_ppt_to_mult(m->rate_ppt);
+	m->drift_mult -= s->corr_growth;
+	lclk_bound_keep(s->corr_growth, now, m);
+	s->corr_end_ns = 0;
+	s->corr_free_ppt = 0;
+	s->corr_growth = 0;
+	s->corr_owner = NULL;
+}
+
+/*
+ * Whether the change ends the correction that runs: its end has come, its
+ * setter's file is released, or a rate is set without one (it replaces a
+ * correction as it replaces a rate).
+ */
+static inline bool lclk_corr_ends(const struct lclk_state *s,
+				  const struct lclk_change *c, s64 now)
+{
+	if (!s->corr_end_ns)
+		return false;
+	return (c->modes & LCLK_SET_RATE) ||
+	       ((c->modes & LCLK_CHANGE_CORR_DUE) && now >= s->corr_end_ns) ||
+	       ((c->modes & LCLK_CHANGE_CORR_CLOSE) && c->owner == s->corr_owner);
+}
+
+/*
  * Build the new state from the old one and the change, re-anchored at now.
- * Returns 0 or -EOVERFLOW if the result leaves the ranges the ABI promises.
+ * Returns 0, -EOVERFLOW if the result leaves the ranges the ABI promises,
+ * or -EALREADY for the end of a correction that does not run.
  */
 static inline int lclk_build(const struct lclk_state *old,
 			     const struct lclk_change *c, s64 now,
@@ -302,7 +435,7 @@ static inline int lclk_build(const struct lclk_state *old,
 {
 	const struct lclk_params *o = &old->params;
 	struct lclk_params *m = &s->params;
-	s64 anchored, step;
+	s64 anchored, step, from_mult;
 
 	*s = *old;
 	if (c->modes & LCLK_CHANGE_SLEW) {
@@ -322,10 +455,20 @@ static inline int lclk_build(const struct lclk_state *old,
 		lclk_fold_sleep(o, now, c->sleep_ns, m);
 		return 0;
 	}
+	/* The rate a rate nobody measured is widened from (CHANGE_WIDEN). */
+	from_mult = o->rate_mult;
+	if (lclk_corr_ends(s, c, now)) {
+		lclk_corr_end(now, s);
+		from_mult = m->rate_mult;
+	} else if (c->modes & (LCLK_CHANGE_CORR_DUE | LCLK_CHANGE_CORR_CLOSE)) {
+		return -EALREADY;
+	}
 	if (c->modes & LCLK_SET_RATE) {
 		m->rate_ppt = c->rate_ppt;
 		m->rate_mult = lclk_ppt_to_mult(c->rate_ppt);
 	}
+	if (c->modes & LCLK_SET_CORRECTION)
+		lclk_corr_start(c, now, s);
 	if (c->modes & LCLK_SET_OFFSET) {
 		s64 t0 = c->t0_ns ? c->t0_ns : now;
 
@@ -356,8 +499,12 @@ static inline int lclk_build(const struct lclk_state *old,
 		s64 t0 = c->t0_ns ? c->t0_ns : now;
 		s64 bound = c->bound_ns;
 
-		/* A measurement: the growth is max_drift's again, not widened. */
-		m->drift_mult = lclk_ppb_to_mult(m->max_drift_ppb);
+		/*
+		 * A measurement: the growth is max_drift's again, not widened,
+		 * and the running correction's; slews count from this one's.
+		 */
+		m->drift_mult = lclk_ppb_to_mult(m->max_drift_ppb) +
+				s->corr_growth;
 		s->slew_base = c->slew;
 		s->slew_widened = 0;
 		/* The bound was measured at t0; it has grown since (+1: floor). */
@@ -393,7 +540,7 @@ static inline int lclk_build(const struct lclk_state *old,
 		else
 			m->bound0_ns += step;
 		if ((c->modes & LCLK_SET_RATE) && m->status != LCLK_STATUS_UNSYNCED)
-			lclk_widen_rate(o, now, m);
+			lclk_widen_rate(from_mult, now, m);
 	}
 	return 0;
 }
@@ -452,7 +599,8 @@ struct lclk_step_at {
 };
 
 /*
- * The next state, at base time now, or -EOVERFLOW (lclk_build()) or
+ * The next state, at base time now, or -EOVERFLOW (lclk_build()),
+ * -EALREADY for the end of a correction that does not run (any more), or
  * -ERANGE for a backward step without LCLK_ALLOW_BACKWARD. The change has
  * passed lclk_check_change().
  */

@@ -450,7 +450,7 @@ TEST_F(dev, set_model_rejects)
 	m.modes = 0;
 	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
 	RESET();
-	m.modes |= 1U << 7;
+	m.modes |= 1U << 8;
 	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
 	RESET();
 	m.modes |= 1U << 16;	/* the module's internal modes are not ABI */
@@ -458,7 +458,7 @@ TEST_F(dev, set_model_rejects)
 	RESET();
 	m.flags = 2;
 	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 4; i++) {
 		RESET();
 		m.rsv[i] = 1;
 		EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
@@ -530,10 +530,107 @@ TEST_F(dev, set_model_rejects)
 	m.max_drift_ppb = UINT_MAX;
 	m.model_flags = ~0U;
 	m.t0_ns = -1;
+	m.corr_ppt = LLONG_MIN;
+	m.corr_ns = -1;
 	EXPECT_EQ(0, lclk_ioc(self->fd, LCLK_IOC_SET_MODEL, &m));
 
 	EXPECT_TRUE(refused(self->fd, LCLK_IOC_SET_MODEL, NULL, -EFAULT));
 #undef RESET
+}
+
+/* ---- corrections ---------------------------------------------------------- */
+
+static struct lclk_set_model correction(__s64 free_ppt, __s64 corr_ppt,
+					__s64 corr_ns)
+{
+	struct lclk_set_model m = rate_only(free_ppt);
+
+	m.modes |= LCLK_SET_CORRECTION;
+	m.corr_ppt = corr_ppt;
+	m.corr_ns = corr_ns;
+	return m;
+}
+
+TEST_F(dev, correction_rejects)
+{
+	__s64 max = self->info.max_rate_ppt;
+	struct lclk_set_model m;
+
+	m = correction(0, 1, 1);
+	m.modes = LCLK_SET_CORRECTION;		/* without its free rate */
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	m = correction(0, 0, 1000);		/* no rate */
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	m = correction(0, 1, 0);		/* no length */
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	m = correction(0, 1, -1);
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	m = correction(0, 1, LCLK_MAX_CORR_NS + 1);
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	m = correction(max, 1, 1000);		/* past the limit, either side */
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	m = correction(-max, -1, 1000);
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	m = correction(0, LLONG_MIN, 1000);
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	m = correction(0, LLONG_MAX, 1000);
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	/* The limits themselves are taken: the whole range, and its length. */
+	m = correction(max, -2 * max, LCLK_MAX_CORR_NS);
+	EXPECT_EQ(0, lclk_ioc(self->fd, LCLK_IOC_SET_MODEL, &m));
+	EXPECT_EQ(-max, lclk_model_of(self->fd).rate_ppt);
+}
+
+/* The module's timer ends it: the rate is the free one again, by itself. */
+TEST_F(dev, correction_ends_at_its_end)
+{
+	struct lclk_set_model m = correction(1000000, 100000000, 50000000);
+	struct lclk_stats s0 = lclk_stats_of(self->fd), s1;
+	int i;
+
+	ASSERT_EQ(0, lclk_ioc(self->fd, LCLK_IOC_SET_MODEL, &m));
+	EXPECT_EQ(101000000, lclk_model_of(self->fd).rate_ppt);
+	/* 50 ms, and time for a slow (TCG) guest to run the timer */
+	for (i = 0; i < 200 && lclk_model_of(self->fd).rate_ppt != 1000000; i++)
+		usleep(10000);
+	EXPECT_EQ(1000000, lclk_model_of(self->fd).rate_ppt);
+	TH_LOG("ended within %d ms", 10 * i);
+	s1 = lclk_stats_of(self->fd);
+	EXPECT_EQ(s0.updates + 2, s1.updates);	/* its start and its end */
+	EXPECT_EQ(s0.rejected, s1.rejected);
+}
+
+/*
+ * It ends at once when the file that set it is released (its setter died),
+ * not when another file is.
+ */
+TEST_F(dev, correction_ends_with_its_file)
+{
+	struct lclk_set_model m = correction(-2000000, -300000000, 3600LL * 1000000000);
+	int setter = open(LCLK_DEV0, O_RDONLY), other = open(LCLK_DEV0, O_RDONLY);
+
+	ASSERT_LE(0, setter);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, lclk_ioc(setter, LCLK_IOC_SET_MODEL, &m));
+	close(other);
+	EXPECT_EQ(-302000000, lclk_model_of(self->fd).rate_ppt);
+	close(setter);
+	EXPECT_EQ(-2000000, lclk_model_of(self->fd).rate_ppt);
+}
+
+/* A rate set without a correction replaces it, through any file. */
+TEST_F(dev, correction_replaced_by_a_rate)
+{
+	struct lclk_set_model m = correction(0, 300000000, 3600LL * 1000000000);
+	int setter = open(LCLK_DEV0, O_RDONLY);
+
+	ASSERT_LE(0, setter);
+	ASSERT_EQ(0, lclk_ioc(setter, LCLK_IOC_SET_MODEL, &m));
+	m = rate_only(5000);
+	ASSERT_EQ(0, lclk_ioc(self->fd, LCLK_IOC_SET_MODEL, &m));
+	EXPECT_EQ(5000, lclk_model_of(self->fd).rate_ppt);
+	close(setter);
+	EXPECT_EQ(5000, lclk_model_of(self->fd).rate_ppt);
 }
 
 /* ---- STEP ----------------------------------------------------------------- */
@@ -827,6 +924,10 @@ TEST_F(dev, eperm_without_cap_sys_time)
 		/* also for input that is invalid anyway: no information leak */
 		m.modes = 0xffff;
 		bad |= (lclk_ioc(fd, LCLK_IOC_SET_MODEL, &m) != -EPERM) << 3;
+		m.modes = LCLK_SET_RATE | LCLK_SET_CORRECTION;
+		m.corr_ppt = 1000;
+		m.corr_ns = 1000000;
+		bad |= (lclk_ioc(fd, LCLK_IOC_SET_MODEL, &m) != -EPERM) << 7;
 		lclk_info_of(fd);
 		lclk_model_of(fd);
 		lclk_stats_of(fd);
@@ -841,7 +942,7 @@ TEST_F(dev, eperm_without_cap_sys_time)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	s1 = lclk_stats_of(self->fd);
-	EXPECT_EQ(s0.rejected + 4, s1.rejected);
+	EXPECT_EQ(s0.rejected + 5, s1.rejected);
 	EXPECT_EQ(s0.updates, s1.updates);
 }
 

@@ -255,6 +255,10 @@ static void fill_arg(struct rng *r, unsigned int cmd, void *buf, size_t size)
 		m->holdover_ns = pick_s64(r);
 		m->max_drift_ppb = pick_u32(r);
 		m->model_flags = below(r, 2) ? (__u32)below(r, 2) : pick_u32(r);
+		/* corrections the module's timer ends during the run, too */
+		m->corr_ppt = below(r, 2) ? (__s64)below(r, 1000000000) - 500000000 :
+			      pick_s64(r);
+		m->corr_ns = below(r, 2) ? (__s64)below(r, 100000000) : pick_s64(r);
 		fill_rsv(r, m->rsv, sizeof(m->rsv));
 		break;
 	}

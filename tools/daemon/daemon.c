@@ -44,7 +44,8 @@ static int set_model(struct daemon *d, struct lclk_set_model *set, const char *w
  * frequency estimate freq_ppt: the oscillator's assumed drift plus the
  * estimate itself, which is only as good as the measurements behind it (a
  * noisy start can put it well off the truth, and the bound must hold all
- * the same). The correction on top of it is in the bound already.
+ * the same). The module adds the correction on top of it to the growth
+ * for as long as that runs (LCLK_SET_CORRECTION).
  */
 static uint32_t drift_at(const struct daemon *d, int64_t freq_ppt)
 {
@@ -192,22 +193,28 @@ static int64_t growth_since(const struct daemon *d, int64_t since_ns)
 	return (int64_t)d->drift_ppb * 1000 + rate;
 }
 
-/* Rate back to the frequency estimate: the correction has run its course. */
+/*
+ * Rate back to the frequency estimate. At the correction's end the module
+ * has ended it (as it would have, were the daemon dead or stopped): only
+ * the report follows. Before it (sources lost, a reload) it is ended here.
+ */
 static void end_correction(struct daemon *d)
 {
 	struct lclk_set_model set = { .modes = LCLK_SET_RATE };
+	int64_t now = daemon_now_ns();
 
-	d->correction_end_ns = 0;
-	set.rate_ppt = servo_freq(d->servo);
-	if (set.rate_ppt == d->report.rate_ppt)
+	if (!d->correction_end_ns)
 		return;
-	if (!set_model(d, &set, "ending the correction"))
-		rate_changed(d, set.rate_ppt, daemon_now_ns());
+	set.rate_ppt = servo_freq(d->servo);
+	if (now < d->correction_end_ns && set_model(d, &set, "ending the correction"))
+		return;
+	d->correction_end_ns = 0;
+	rate_changed(d, set.rate_ppt, now);
 }
 
 void daemon_stop_sources(struct daemon *d)
 {
-	/* First: joining a runner waits out its burst, and a slew must end on time. */
+	/* First: joining a runner waits out its burst. */
 	end_correction(d);
 	stop_runners(d);
 }
@@ -238,10 +245,9 @@ void daemon_reload(struct daemon *d, const struct daemon_config *cfg)
 	log_notice("reloaded: %u sources", (unsigned int)cfg->nsources);
 }
 
+/* Closing the device ends a correction that runs (the module's doing). */
 void daemon_fini(struct daemon *d)
 {
-	if (d->servo && d->fd >= 0)
-		end_correction(d);
 	stop_runners(d);
 	servo_destroy(d->servo);
 	if (d->wake[0] >= 0) {
@@ -358,8 +364,18 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 			set.flags = LCLK_ALLOW_BACKWARD;
 		set.rate_ppt = servo_freq(d->servo);
 	} else {
-		set.rate_ppt = servo_sample(d->servo, m->offset_ns, m->base_ns,
+		/*
+		 * The part of the rate beyond the frequency estimate is a
+		 * correction for one interval, whose end the module enforces:
+		 * a daemon that dies or hangs leaves no slew behind.
+		 */
+		set.corr_ppt = servo_sample(d->servo, m->offset_ns, m->base_ns,
 					    d->sched.interval_ns);
+		set.rate_ppt = servo_freq(d->servo);
+		set.corr_ppt -= set.rate_ppt;
+		set.corr_ns = d->sched.interval_ns;
+		if (set.corr_ppt)
+			set.modes |= LCLK_SET_CORRECTION;
 	}
 	set.max_drift_ppb = drift_at(d, servo_freq(d->servo));
 	/*
@@ -380,10 +396,9 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 	d->updates++;
 	d->report.updates++;
 	d->report.offset_ns = m->offset_ns;
-	rate_changed(d, set.rate_ppt, now);
+	rate_changed(d, set.rate_ppt + set.corr_ppt, now);
 	d->report.last_update_ns = now;
-	d->correction_end_ns = set.rate_ppt != servo_freq(d->servo) ?
-			       now + d->sched.interval_ns : 0;
+	d->correction_end_ns = set.corr_ppt ? now + set.corr_ns : 0;
 }
 
 static void finish_cycle(struct daemon *d, int64_t now)

@@ -53,6 +53,7 @@
 #define LCLK_MAX_BOUND_NS	(1LL << 52)	/* ~52 days */
 #define LCLK_MAX_CPU_OFFSET_NS	1000000LL	/* |cpu_offset| <= 1 ms */
 #define LCLK_MAX_DRIFT_PPB	1000000U	/* 1000 ppm */
+#define LCLK_MAX_CORR_NS	(1LL << 52)	/* a correction's length */
 
 /* struct lclk_info.caps */
 #define LCLK_CAP_MMAP		(1U << 0)	/* read-only mmap page */
@@ -103,7 +104,8 @@ struct lclk_params {
 #define LCLK_SET_MAX_DRIFT	(1U << 4)	/* max_drift_ppb */
 #define LCLK_SET_FLAGS		(1U << 5)	/* model_flags */
 #define LCLK_SET_UNSYNC		(1U << 6)	/* back to UNSYNCED */
-#define LCLK_SET_ALL_MODES	0x7fU
+#define LCLK_SET_CORRECTION	(1U << 7)	/* corr_ppt for corr_ns; with SET_RATE */
+#define LCLK_SET_ALL_MODES	0xffU
 
 /* flags of set-model, step and cpu-offset: */
 #define LCLK_ALLOW_BACKWARD	(1U << 0)	/* logical time may step back */
@@ -115,6 +117,19 @@ struct lclk_params {
  * would make logical time at that instant smaller than before fails with
  * ERANGE. A forward step is counted as a step, a backward one as both.
  * t0_ns == 0 means "now". Rate changes alone never step time.
+ *
+ * A correction (LCLK_SET_CORRECTION, which needs LCLK_SET_RATE) is a rate
+ * with an end that the kernel enforces, as adjtime()'s remaining offset:
+ * the clock runs at rate_ppt + corr_ppt for corr_ns of base time, then at
+ * rate_ppt (the free-running rate) again, whether or not its setter is
+ * still there to say so. It also ends as soon as the file it was set
+ * through is released (its setter died, or closed it), and when any later
+ * LCLK_SET_RATE without a correction (or the PTP clock's adjfine) sets the
+ * rate. While it runs, the bound grows by |corr_ppt| on top of max_drift,
+ * and at its end the growth falls back and bound0 keeps what it has grown
+ * by: the bound never relies on the setter's plan or on the end coming
+ * on time. GET_MODEL's rate_ppt is the rate of the moment, correction
+ * included.
  */
 struct lclk_set_model {
 	__u32 modes;		/* LCLK_SET_* */
@@ -126,7 +141,9 @@ struct lclk_set_model {
 	__s64 holdover_ns;	/* with LCLK_SET_HOLDOVER */
 	__u32 max_drift_ppb;	/* with LCLK_SET_MAX_DRIFT */
 	__u32 model_flags;	/* with LCLK_SET_FLAGS: LCLK_MODEL_* */
-	__u32 rsv[8];
+	__s64 corr_ppt;		/* with LCLK_SET_CORRECTION: != 0, on top of rate_ppt */
+	__s64 corr_ns;		/* with LCLK_SET_CORRECTION: 1 .. LCLK_MAX_CORR_NS */
+	__u32 rsv[4];
 };
 
 /* Add delta_ns to the offset; delta_ns < 0 needs LCLK_ALLOW_BACKWARD. */
