@@ -33,6 +33,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Microseconds between a reader's readings: in the short campaign the
+# readers leave the VM's one host thread to the clock daemons and faults.
+interval=1000
+[ "${LCLK_FAULT_LONG:-0}" = 1 ] && interval=200
+
 # dur SECONDS: a phase's length, stretched in the long campaign.
 dur() {
 	if [ "${LCLK_FAULT_LONG:-0}" = 1 ]; then
@@ -67,13 +72,13 @@ read_all() {
 	local s=$1 truth=$2 k
 	shift 2
 	for k in mmap ioctl; do
-		$reader read -n "$name" -k "$k" -T "$truth" -c "$C" -e "$E" -s "$s" -i 200 "$@" \
+		$reader read -n "$name" -k "$k" -T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" "$@" \
 			>>"$dir/readers.$k" 2>&1 &
 		readers+=("$!")
 	done
 	if [ "${python:-0}" = 1 ] || [ "${LCLK_FAULT_LONG:-0}" = 1 ]; then
 		PYTHONPATH=build/python/lib /usr/bin/python3 tests/faults/fault_reader.py -n "$name" \
-			-T "$truth" -c "$C" -e "$E" -s "$s" -i 200 >>"$dir/readers.python" 2>&1 &
+			-T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" >>"$dir/readers.python" 2>&1 &
 		readers+=("$!")
 	fi
 	started
@@ -94,7 +99,7 @@ started() {
 read_one() {
 	local k=$1 s=$2 truth=$3
 	shift 3
-	$reader read -n "$name" -k "$k" -T "$truth" -c "$C" -e "$E" -s "$s" -i 200 "$@" \
+	$reader read -n "$name" -k "$k" -T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" "$@" \
 		>>"$dir/readers.$k.${#readers[@]}" 2>&1 &
 	readers+=("$!")
 	started
