@@ -15,9 +15,9 @@ calibrate raw
 for c in $(seq 1 $(($(nproc) - 1))); do
 	$lclkctl cpu-offset "$c" "$((c * 3))us" >/dev/null || die "cpu-offset $c"
 done
-read_all "$(dur 4)" raw
-read_one mmap "$(dur 4)" raw
-end=$((SECONDS + $(dur 3)))
+read_all "$(dur 3)" raw
+read_one mmap "$(dur 3)" raw
+end=$((SECONDS + $(dur 2)))
 cycles=0
 while [ $SECONDS -lt $end ]; do
 	echo 0 >/sys/devices/system/cpu/cpu1/online || die "cpu1 offline"

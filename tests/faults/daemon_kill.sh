@@ -16,7 +16,7 @@ start_daemon ntp://127.0.0.1:11131
 $lclkctl -d /dev/lclk1 step 3ms >/dev/null
 wait_updates 1 10 || die "the daemon did not measure the step"
 C=0 E=1000
-read_all "$(dur 8)" /dev/lclk1
+read_all "$(dur 5)" /dev/lclk1
 sleep 0.2
 kill -9 "$daemon"
 echo "# killed mid-slew: $($lclkctl status | grep -m1 -i rate)"

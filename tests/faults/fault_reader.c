@@ -8,12 +8,18 @@
  *		print "C ERR": logical(DEV) - TRUTH now, and how well that
  *		is known (half the tightest bracket of 200 tries), in ns
  *	fault_reader read -n NAME -k KIND [-d DEV] -T TRUTH [-c C] [-e ERR]
- *			  [-s SECONDS] [-i USEC] [-p PAST_NS] [-N SHIFT_S]
+ *			  [-s SECONDS] [-i USEC] [-r BURST] [-p PAST_NS] [-N SHIFT_S]
  *		read DEV for SECONDS through KIND (mmap: include/lclk.h's
  *		page; ioctl: LCLK_IOC_GET_TIME; past: lclk_from_base() of
- *		the base time PAST_NS ago), every USEC; -N: from a child
+ *		the base time PAST_NS ago), BURST readings every USEC; -N: from a child
  *		forked into a new time namespace whose CLOCK_MONOTONIC is
  *		SHIFT_S ahead, through the page mapped before it
+ *	fault_reader calls -T TRUTH [-c C] [-e ERR] [-s SECONDS]
+ *		blocking read()s of a socket, each ended 3 ms later by a
+ *		write of a distinct length N, for lclkctl trace to stamp:
+ *		"CALL N LO HI", the truth interval of the call (entry and
+ *		exit are both inside it); tests/faults/trace_check.py
+ *		matches the outliers to them by length
  *	fault_reader tick -x TICK_US -s SECONDS
  *		adjtimex(ADJ_TICK) for SECONDS, then the tick it found
  *	fault_reader resync -d DEV -T TRUTH -c C -b BOUND_NS
@@ -47,7 +53,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <sys/timex.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,7 +175,8 @@ static void check(struct tally *y, const struct lclk_now *n, __s64 lo, __s64 hi,
 
 /* Read c through kind for seconds; the truth of each reading bracketed. */
 static void read_loop(struct lclk_clock *c, struct truth *t, const char *kind,
-		      double seconds, long interval_us, __s64 past, struct tally *y)
+		      double seconds, long interval_us, long burst, __s64 past,
+		      struct tally *y)
 {
 	__s64 start = truth_raw(t), end = start + (__s64)(seconds * NSEC);
 	struct lclk_now n;
@@ -186,7 +197,7 @@ static void read_loop(struct lclk_clock *c, struct truth *t, const char *kind,
 		      after - past + t->c + t->err, start);
 		if (after >= end)
 			break;
-		if (interval_us)
+		if (interval_us && y->readings % burst == 0)
 			usleep(interval_us);
 	}
 	printf("READER %s %s readings %ld synced %ld violations %ld max_err_over_bound %.6f max_err_ns %lld\n",
@@ -227,6 +238,81 @@ static int in_timens_child(__s64 shift_s, struct truth *t)
 	}
 	waitpid(pid, &st, 0);
 	exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
+
+static int call_fds[2], go_fds[2];
+
+/* A call's length: distinct over the 4000 calls (12 s) a scenario makes. */
+#define CALL_LEN(i)	(1 + (i) % 4000)
+
+/*
+ * The other end: a write of 1, 2, ... bytes, 3 ms after each is asked
+ * for through a pipe (not a socket: lclkctl trace would stamp that read
+ * too).
+ */
+static void *call_writer(void *arg)
+{
+	static char buf[4096];
+	long i;
+	char go;
+
+	(void)arg;
+	for (i = 0; read(go_fds[0], &go, 1) == 1; i++) {
+		usleep(3000);
+		if (write(call_fds[1], buf, CALL_LEN(i)) < 0)
+			break;
+	}
+	return NULL;
+}
+
+/* Two ends of a TCP connection on loopback: the sockets lclkctl traces. */
+static int tcp_pair(int fd[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &len))
+		return -1;
+	fd[0] = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd[0] < 0 || connect(fd[0], (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	fd[1] = accept(l, NULL, NULL);
+	close(l);
+	if (fd[1] < 0)
+		return -1;
+	/* each write goes out at once, as one segment */
+	setsockopt(fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+static int cmd_calls(struct truth *t, double seconds)
+{
+	__s64 end = truth_raw(t) + (__s64)(seconds * NSEC);
+	static char buf[4096];
+	pthread_t th;
+	long i;
+
+	if (tcp_pair(call_fds) || pipe(go_fds) ||
+	    pthread_create(&th, NULL, call_writer, NULL))
+		return perror("fault_reader: calls"), 1;
+	for (i = 0; truth_raw(t) < end; i++) {
+		__s64 before, after;
+		ssize_t got;
+
+		if (write(go_fds[1], "", 1) != 1)
+			return perror("fault_reader: calls"), 1;
+		before = truth_raw(t);
+		got = read(call_fds[0], buf, sizeof(buf));
+		after = truth_raw(t);
+		if (got != CALL_LEN(i))
+			return fprintf(stderr, "fault_reader: calls: read %zd\n", got), 1;
+		printf("CALL %zd %lld %lld\n", got, (long long)(before + t->c - t->err),
+		       (long long)(after + t->c + t->err));
+	}
+	return 0;
 }
 
 /*
@@ -306,7 +392,7 @@ static int cmd_sysclock(void)
 		return perror("adjtimex(ADJ_OFFSET_SINGLESHOT)"), 1;
 	m0 = mono_minus_raw(&e0);
 	r0 = clock_ns(CLOCK_MONOTONIC_RAW);
-	usleep(500000);
+	usleep(300000);
 	m1 = mono_minus_raw(&e1);
 	r1 = clock_ns(CLOCK_MONOTONIC_RAW);
 	ppm = (double)(m1 - m0) / (r1 - r0) * 1e6;
@@ -337,7 +423,7 @@ static int cmd_resync(struct lclk_clock *c, struct truth *t, __s64 bound)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fault_reader calibrate|read|tick|resync|sysclock [options] (see tests/faults/fault_reader.c)\n");
+	fprintf(stderr, "usage: fault_reader calibrate|read|calls|tick|resync|sysclock [options] (see tests/faults/fault_reader.c)\n");
 	exit(2);
 }
 
@@ -345,7 +431,7 @@ int main(int argc, char **argv)
 {
 	const char *dev = "/dev/lclk0", *spec = "raw", *kind = "mmap", *name = "?";
 	__s64 past = 0, shift_s = 0, bound = 1000;
-	long interval_us = 100, tick_us = 10000;
+	long interval_us = 100, burst = 1, tick_us = 10000;
 	struct tally y = { 0 };
 	double seconds = 2;
 	struct lclk_clock c;
@@ -358,7 +444,7 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	memset(&t, 0, sizeof(t));
 	optind = 2;
-	while ((opt = getopt(argc, argv, "d:T:c:e:n:k:s:i:p:N:x:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:T:c:e:n:k:s:i:r:p:N:x:b:")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'T': spec = optarg; break;
@@ -368,6 +454,7 @@ int main(int argc, char **argv)
 		case 'k': kind = optarg; break;
 		case 's': seconds = strtod(optarg, NULL); break;
 		case 'i': interval_us = strtol(optarg, NULL, 0); break;
+		case 'r': burst = strtol(optarg, NULL, 0) > 0 ? strtol(optarg, NULL, 0) : 1; break;
 		case 'p': past = strtoll(optarg, NULL, 0); break;
 		case 'N': shift_s = strtoll(optarg, NULL, 0); break;
 		case 'x': tick_us = strtol(optarg, NULL, 0); break;
@@ -383,11 +470,15 @@ int main(int argc, char **argv)
 	{
 		__s64 c0 = t.c, e0 = t.err;
 
-		if (truth_init(&t, spec) || open_dev(&c, dev))
+		if (truth_init(&t, spec))
 			return 1;
 		t.c = c0;
 		t.err = e0;
 	}
+	if (!strcmp(cmd, "calls"))
+		return cmd_calls(&t, seconds);
+	if (open_dev(&c, dev))
+		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(cmd, "calibrate")) {
 		__s64 err, off = calibrate(&c, &t, &err);
@@ -403,6 +494,6 @@ int main(int argc, char **argv)
 		return 1;
 	y.name = name;
 	y.kind = shift_s ? "mmap-timens-child" : kind;
-	read_loop(&c, &t, kind, seconds, interval_us, past, &y);
+	read_loop(&c, &t, kind, seconds, interval_us, burst, past, &y);
 	return 0;
 }

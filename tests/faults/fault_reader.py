@@ -5,7 +5,7 @@ fault_reader.c's "read", its truth bracketed the same way, its READER and
 VIOLATION lines the same.
 
     fault_reader.py -n NAME [-d DEV] [-T raw|realtime|DEV] [-c C] [-e ERR]
-                    [-s SECONDS] [-i USEC]
+                    [-s SECONDS] [-i USEC] [-r BURST]
 """
 import argparse
 import time
@@ -24,6 +24,7 @@ def main() -> None:
     ap.add_argument("-e", type=int, default=0)
     ap.add_argument("-s", type=float, default=2.0)
     ap.add_argument("-i", type=int, default=100)
+    ap.add_argument("-r", type=int, default=1)
     a = ap.parse_args()
     if a.T in ("raw", "realtime"):
         cid = time.CLOCK_MONOTONIC_RAW if a.T == "raw" else time.CLOCK_REALTIME
@@ -63,7 +64,7 @@ def main() -> None:
                     violations += 1
             if after >= end:
                 break
-            if a.i:
+            if a.i and readings % max(a.r, 1) == 0:
                 time.sleep(a.i / 1e6)
     print(f"READER {a.n} python readings {readings} synced {synced} "
           f"violations {violations} max_err_over_bound {max_ratio:.6f} "

@@ -33,10 +33,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Microseconds between a reader's readings: in the short campaign the
-# readers leave the VM's one host thread to the clock daemons and faults.
-interval=1000
-[ "${LCLK_FAULT_LONG:-0}" = 1 ] && interval=200
+# A reader takes $burst readings, then sleeps $interval us: in the short
+# campaign the readers leave the VM's one host thread to the clock daemons
+# and the faults; the long one reads more (a sleep in the VM lasts ms).
+interval=1000 burst=1
+[ "${LCLK_FAULT_LONG:-0}" = 1 ] && interval=500 burst=20
 
 # dur SECONDS: a phase's length, stretched in the long campaign.
 dur() {
@@ -71,15 +72,22 @@ calibrate() {
 read_all() {
 	local s=$1 truth=$2 k
 	shift 2
+	# Python first: the others' SECONDS start once it reads
+	if [ "${python:-0}" = 1 ] || [ "${LCLK_FAULT_LONG:-0}" = 1 ]; then
+		PYTHONPATH=build/python/lib /usr/bin/python3 tests/faults/fault_reader.py -n "$name" \
+			-T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" -r "$burst" >>"$dir/readers.python" 2>&1 &
+		readers+=("$!")
+		started
+	fi
 	for k in mmap ioctl; do
-		$reader read -n "$name" -k "$k" -T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" "$@" \
+		$reader read -n "$name" -k "$k" -T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" -r "$burst" "$@" \
 			>>"$dir/readers.$k" 2>&1 &
 		readers+=("$!")
 	done
-	if [ "${python:-0}" = 1 ] || [ "${LCLK_FAULT_LONG:-0}" = 1 ]; then
-		PYTHONPATH=build/python/lib /usr/bin/python3 tests/faults/fault_reader.py -n "$name" \
-			-T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" >>"$dir/readers.python" 2>&1 &
-		readers+=("$!")
+	if [ -n "$tracer" ] && [ -z "$calls" ]; then
+		$reader calls -T "$truth" -c "$C" -e "$E" -s "$s" >"$dir/calls" 2>&1 &
+		calls=$!
+		pids+=("$calls")
 	fi
 	started
 }
@@ -99,10 +107,30 @@ started() {
 read_one() {
 	local k=$1 s=$2 truth=$3
 	shift 3
-	$reader read -n "$name" -k "$k" -T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" "$@" \
+	$reader read -n "$name" -k "$k" -T "$truth" -c "$C" -e "$E" -s "$s" -i "$interval" -r "$burst" "$@" \
 		>>"$dir/readers.$k.${#readers[@]}" 2>&1 &
 	readers+=("$!")
 	started
+}
+
+# trace_calls: the traced-syscall reader, in the long campaign (lclkctl
+# trace takes 10 to 30 s to attach in the VM): lclkctl trace attaches to
+# fault_reader processes, the next read_all runs fault_reader calls beside
+# its readers (blocking reads of a socket, the only traced calls a
+# fault_reader makes), and finish checks their stamps against the truth of
+# each call (trace_check.py).
+tracer='' calls=''
+trace_calls() {
+	local end=$((SECONDS + 60))
+	[ "${LCLK_FAULT_LONG:-0}" = 1 ] || return 0
+	$lclkctl --json trace -v --comm fault_reader --threshold 2ms --duration 600s \
+		>"$dir/trace.json" 2>"$dir/trace.err" &
+	tracer=$!
+	pids+=("$tracer")
+	until grep -q '^Tracing' "$dir/trace.err" 2>/dev/null; do
+		[ $SECONDS -ge $end ] && die "lclkctl trace did not attach in 60 s: $(tail -n 2 "$dir/trace.err")"
+		sleep 0.1
+	done
 }
 
 # finish: wait for the readers, show their violations and sum their
@@ -113,6 +141,13 @@ finish() {
 	[ "${may_unsync:-0}" = 1 ] && need=0
 	for p in "${readers[@]}"; do wait "$p"; done
 	readers=()
+	if [ -n "$tracer" ]; then
+		wait "$calls"
+		kill -INT "$tracer" 2>/dev/null
+		wait "$tracer"
+		PYTHONPATH=build/python/lib /usr/bin/python3 tests/faults/trace_check.py "$name" \
+			"$dir/calls" "$dir/trace.json" >"$dir/readers.trace" 2>&1
+	fi
 	[ ! -s "$dir/daemon.log" ] || tail -n 3 "$dir/daemon.log" | sed 's/^/# daemon: /'
 	cat "$dir"/readers.* | grep -vE '^(READER|START)' | head -n 30 | sed 's/^VIOLATION/# VIOLATION/'
 	cat "$dir"/readers.* | grep '^READER' | sed 's/^/# /'
@@ -151,15 +186,15 @@ wait_updates() {
 }
 
 # start_daemon SOURCE: "lclkctl daemon" steering /dev/lclk0 from SOURCE,
-# polled every second (as tests/guest/daemon_kill.sh does); its pid in
+# polled every 250 ms (the short campaign's budget); its pid in
 # $daemon. Returns once it has synchronised the clock and updated it
 # twice more.
 start_daemon() {
 	cat >"$dir/lclk.conf" <<EOC
 device /dev/lclk0
 source $1
-poll 1s 1s
-samples 4 50ms 200ms
+poll 250ms 250ms
+samples 4 20ms 100ms
 maxdrift 20ppm
 maxslew 500ppm
 control $dir/ctl.sock

@@ -13,9 +13,9 @@
 $lclkctl set --offset 0 --rate 40 --bound 20us --max-drift 50000 --allow-backward >/dev/null ||
 	die "set"
 calibrate raw
-read_one past "$(dur 4)" raw -p 1000000000
-read_one mmap "$(dur 4)" raw
-end=$((SECONDS + $(dur 4)))
+read_one past "$(dur 3)" raw -p 1000000000
+read_one mmap "$(dur 3)" raw
+end=$((SECONDS + $(dur 3)))
 while [ $SECONDS -lt $end ]; do
 	sleep 0.5
 	$reader resync -d /dev/lclk0 -T raw -c "$C" -e "$E" -b 20000 || die "resync"

@@ -13,11 +13,11 @@ for p in /sys/class/lclk/lclk0/ptp*; do [ -e "$p" ] && phc=/dev/${p##*/}; done
 { $lclkctl set --realtime --bound 1ms --max-drift 50000 --allow-backward >/dev/null &&
 	$lclkctl step 500us >/dev/null; } || die "set"
 C=0 E=0
-read_all "$(dur 4)" realtime
+read_all "$(dur 3)" realtime
 sleep 0.5
 phc2sys -s CLOCK_REALTIME -c "$phc" -O 0 -R 4 -m -q >"$dir/phc2sys.log" 2>&1 &
 pids+=("$!")
-sleep "$(dur 3)"
+sleep "$(dur 2)"
 kill "$!"
 head -n 3 "$dir/phc2sys.log" | sed 's/^/# phc2sys: /'
 tail -n 2 "$dir/phc2sys.log" | sed 's/^/# phc2sys: /'

@@ -61,6 +61,8 @@ for s in "${scenarios[@]}"; do
 		failed=1
 		continue
 	fi
+	# what the scenario says of itself: its fault, its truth, and why
+	awk '/^# (fault|truth|why)/ { p = 1 } /^[^#]/ { exit } p' "$s"
 	start=$(cut -d' ' -f1 /proc/uptime)
 	out=$(timeout -k 5 "${LCLK_FAULT_TIMEOUT:-300}" "$s" 2>&1)
 	rc=$?

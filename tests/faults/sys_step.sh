@@ -7,7 +7,7 @@
 . tests/faults/lib.bash
 $lclkctl set --realtime --bound 100us --max-drift 50000 --allow-backward >/dev/null || die "set"
 calibrate raw
-read_all "$(dur 3)" raw
+read_all "$(dur 2.5)" raw
 sleep 0.5
 date -s '+1 hour' >/dev/null || die "date -s"
 sleep "$(dur 1)"

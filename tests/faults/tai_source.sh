@@ -15,8 +15,8 @@ $lclkctl -d /dev/lclk0 set --utc --unsync --allow-backward >/dev/null
 cat >"$dir/lclk.conf" <<EOC
 device /dev/lclk0
 source phc:$phc1
-poll 1s 1s
-samples 4 50ms 200ms
+poll 250ms 250ms
+samples 4 20ms 100ms
 maxdrift 20ppm
 control $dir/ctl.sock
 metrics off
@@ -25,5 +25,5 @@ EOC
 $lclkctl daemon -c "$dir/lclk.conf" >"$dir/daemon.log" 2>&1 &
 pids+=("$!")
 C=-37000000000 E=1000
-read_all "$(dur 4)" /dev/lclk1
+read_all "$(dur 3)" /dev/lclk1
 may_unsync=1 finish
