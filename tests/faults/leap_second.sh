@@ -13,9 +13,11 @@ python=1
 $lclkctl -d /dev/lclk1 set --realtime --bound 1us --max-drift 0 --allow-backward >/dev/null ||
 	die "set lclk1"
 serve_lclk1 11134
-start_daemon ntp://127.0.0.1:11134
+# polled every second, as a source's poll is: a leap nobody announced is
+# seen at the next one
+start_daemon ntp://127.0.0.1:11134 1s
 C=0 E=1000
-read_all "$(dur 2.5)" /dev/lclk1
+read_all "$(dur 3)" /dev/lclk1
 sleep 0.5
 $lclkctl -d /dev/lclk1 step --allow-backward -- -1s >/dev/null || die "step lclk1"
 may_unsync=1 finish

@@ -185,15 +185,15 @@ wait_updates() {
 	done
 }
 
-# start_daemon SOURCE: "lclkctl daemon" steering /dev/lclk0 from SOURCE,
-# polled every 250 ms (the short campaign's budget); its pid in
-# $daemon. Returns once it has synchronised the clock and updated it
-# twice more.
+# start_daemon SOURCE [POLL]: "lclkctl daemon" steering /dev/lclk0 from
+# SOURCE, polled every POLL (default 250ms, the short campaign's budget);
+# its pid in $daemon. Returns once it has synchronised the clock and
+# updated it twice more.
 start_daemon() {
 	cat >"$dir/lclk.conf" <<EOC
 device /dev/lclk0
 source $1
-poll 250ms 250ms
+poll ${2:-250ms} ${2:-250ms}
 samples 4 20ms 100ms
 maxdrift 20ppm
 maxslew 500ppm
