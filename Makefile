@@ -35,6 +35,8 @@ GUEST_TESTS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/guest/*.c))
 BENCHES		:= $(patsubst %.c,$(BUILD)/%,$(filter-out %.bpf.c,$(wildcard tests/bench/*.c)))
 # A benchmark's own BPF programs: tests/bench/X.bpf.c → build/tests/bench/X.skel.h.
 BENCH_SKELS	:= $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(wildcard tests/bench/*.bpf.c))
+# The fault campaign's programs: tests/faults/X.c → build/tests/faults/X.
+FAULT_BINS	:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/faults/*.c))
 FUZZERS		:= $(patsubst %.c,$(BUILD)/%,$(wildcard tests/fuzz/*.c))
 # LD_PRELOAD shims that inject failures: tests/shim/X.c → build/tests/shim/X.so.
 SHIMS		:= $(patsubst %.c,$(BUILD)/%.so,$(wildcard tests/shim/*.c))
@@ -153,7 +155,7 @@ $(PY_STAMP): $(PY_SRCS) $(wildcard include/*.h include/uapi/linux/*.h)
 	$(Q)touch $@
 
 # ---- tests ----------------------------------------------------------------
-tests: $(HOST_TESTS) $(GUEST_TESTS) $(BENCHES) $(SHIMS) $(PY_STAMP)
+tests: $(HOST_TESTS) $(GUEST_TESTS) $(BENCHES) $(FAULT_BINS) $(SHIMS) $(PY_STAMP)
 
 $(KSFT_H): $(LINUX_SRC_TAR)
 	$(Q)test -n "$(LINUX_SRC_TAR)" || { echo "linux-source is not installed (make deps)" >&2; exit 1; }
@@ -175,6 +177,10 @@ $(BUILD)/tests/host/%: tests/host/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/hos
 $(BUILD)/tests/guest/%: tests/guest/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/guest/*.h include/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter -Itests/guest $< $(TOOL_LIB) -o $@ $(LDLIBS)
+
+$(BUILD)/tests/faults/%: tests/faults/%.c $(TOOL_LIB) $(wildcard include/*.h include/uapi/linux/*.h tests/host/*.h) kmod/lclk_state.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/host $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
 $(BUILD)/tests/shim/%.so: tests/shim/%.c
 	$(Q)mkdir -p $(@D)

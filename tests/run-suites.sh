@@ -121,6 +121,10 @@ ram_root_tests='^build/tests/guest/lclk_suspend$'
 # the kernel-level ones and the fuzzer cover. LCLK_DEBUG_SUITE=full ("make
 # check-debug") runs everything.
 trace_tests='^tests/guest/trace'
+# The fault campaign (tests/guest/faults.sh) checks readings against truth
+# on every kernel of the matrix; under KASAN and TCG its three minutes
+# would be ten, for the module's code it drives little of.
+faults_test='^tests/guest/faults\.sh$'
 debug_module_only() {
 	[ "$1" = debug ] && [ "${LCLK_DEBUG_SUITE:-module}" != full ]
 }
@@ -190,7 +194,7 @@ suite_vm() {
 	for k in "${kernels_[@]}"; do
 		if [ -z "${LCLK_GUEST_TESTS:-}" ]; then
 			skip="$userspace_tests|$ram_root_tests"
-			! debug_module_only "$k" || skip+="|$trace_tests"
+			! debug_module_only "$k" || skip+="|$trace_tests|$faults_test"
 			names+=("vm-$k") kernels+=("$k") skips+=("$skip") tests+=("") ram+=("")
 		elif [ -n "$chosen" ]; then
 			names+=("vm-$k") kernels+=("$k") skips+=("") tests+=("$chosen") ram+=("")
