@@ -178,9 +178,9 @@ $(BUILD)/tests/guest/%: tests/guest/%.c $(KSFT_H) $(TOOL_LIB) $(wildcard tests/g
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Wno-unused-parameter -Itests/guest $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
-$(BUILD)/tests/faults/%: tests/faults/%.c $(TOOL_LIB) $(wildcard include/*.h include/uapi/linux/*.h tests/host/*.h) kmod/lclk_state.h
+$(BUILD)/tests/faults/%: tests/faults/%.c $(TOOL_LIB) $(wildcard include/*.h include/uapi/linux/*.h tests/host/*.h tests/guest/*.h) kmod/lclk_state.h
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/host $< $(TOOL_LIB) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Itests/host -Itests/guest $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
 $(BUILD)/tests/shim/%.so: tests/shim/%.c
 	$(Q)mkdir -p $(@D)

@@ -62,13 +62,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lclk.h"
+#include "lclk_test.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME	0x00000080
 #endif
 
-#define NSEC		1000000000LL
 #define MAX_PRINTED	20	/* violations printed in full, per reader */
 
 struct truth {
@@ -78,20 +77,12 @@ struct truth {
 	__s64 shift;		/* what a time namespace adds to clock */
 };
 
-static __s64 clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (__s64)ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 static __s64 truth_raw(struct truth *t)
 {
 	struct lclk_now n;
 
 	if (t->ref.fd < 0)
-		return clock_ns(t->clock) - t->shift;
+		return lclk_clock_ns(t->clock) - t->shift;
 	lclk_now(&t->ref, &n);
 	return n.time_ns;
 }
@@ -357,21 +348,7 @@ static int cmd_tick(long tick_us, double seconds)
 /* CLOCK_MONOTONIC - CLOCK_MONOTONIC_RAW, within *err: the tightest bracket. */
 static __s64 mono_minus_raw(__s64 *err)
 {
-	__s64 best = 0, width = INT64_MAX;
-	int i;
-
-	for (i = 0; i < 200; i++) {
-		__s64 a = clock_ns(CLOCK_MONOTONIC_RAW);
-		__s64 m = clock_ns(CLOCK_MONOTONIC);
-		__s64 b = clock_ns(CLOCK_MONOTONIC_RAW);
-
-		if (b - a < width) {
-			width = b - a;
-			best = m - a - width / 2;
-		}
-	}
-	*err = width / 2 + 1;
-	return best;
+	return lclk_clock_gap(CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, 200, err);
 }
 
 static int cmd_sysclock(void)
@@ -391,10 +368,10 @@ static int cmd_sysclock(void)
 	if (adjtimex(&tx) < 0)
 		return perror("adjtimex(ADJ_OFFSET_SINGLESHOT)"), 1;
 	m0 = mono_minus_raw(&e0);
-	r0 = clock_ns(CLOCK_MONOTONIC_RAW);
+	r0 = lclk_clock_ns(CLOCK_MONOTONIC_RAW);
 	usleep(300000);
 	m1 = mono_minus_raw(&e1);
-	r1 = clock_ns(CLOCK_MONOTONIC_RAW);
+	r1 = lclk_clock_ns(CLOCK_MONOTONIC_RAW);
 	ppm = (double)(m1 - m0) / (r1 - r0) * 1e6;
 	printf("# CLOCK_MONOTONIC runs %+.1f ppm (+- %.1f) from CLOCK_MONOTONIC_RAW\n",
 	       ppm, (double)(e0 + e1) / (r1 - r0) * 1e6);

@@ -22,14 +22,6 @@
 #include "lclk_test.h"
 #include "kselftest_harness.h"
 
-static __s64 clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
 /*
  * CLOCK_BOOTTIME - CLOCK_MONOTONIC: the sleep so far, from the closest of
  * a few bracketing pairs of readings (the emulator may stop the vCPU
@@ -37,20 +29,9 @@ static __s64 clock_ns(clockid_t id)
  */
 static __s64 slept_ns(void)
 {
-	__s64 best = 0, width = INT64_MAX;
-	int i;
+	__s64 err;
 
-	for (i = 0; i < 20; i++) {
-		__s64 m0 = clock_ns(CLOCK_MONOTONIC);
-		__s64 b = clock_ns(CLOCK_BOOTTIME);
-		__s64 m1 = clock_ns(CLOCK_MONOTONIC);
-
-		if (m1 - m0 < width) {
-			width = m1 - m0;
-			best = b - m0 - width / 2;
-		}
-	}
-	return best;
+	return lclk_clock_gap(CLOCK_MONOTONIC, CLOCK_BOOTTIME, 20, &err);
 }
 
 static int write_file(const char *path, const char *s)
@@ -97,7 +78,7 @@ static int mapped_reading(struct mapped *m)
 	if (err)
 		return err;
 	err = lclk_now(&c, &m->r);
-	m->real_ns = clock_ns(CLOCK_REALTIME);
+	m->real_ns = lclk_clock_ns(CLOCK_REALTIME);
 	lclk_close(&c);
 	return err;
 }
@@ -144,7 +125,7 @@ TEST(resume_keeps_the_reference_within_the_bound)
 
 	/* CLOCK_REALTIME, which lclk_reset() copied, has the sleep in it. */
 	ASSERT_EQ(0, lclk_get_time(fd, &after));
-	real = clock_ns(CLOCK_REALTIME);
+	real = lclk_clock_ns(CLOCK_REALTIME);
 	err_ns = real - after.logical_ns;
 	TH_LOG("after resume: realtime - logical %lld ns, bound %lld ns, status %u",
 	       err_ns, after.bound_ns, after.status);

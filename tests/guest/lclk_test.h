@@ -179,6 +179,40 @@ static inline int lclk_phc_of(int index)
 	return n;
 }
 
+static inline __s64 lclk_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (__s64)ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+/*
+ * Clock b minus clock a, from the tightest of n brackets a, b, a (the
+ * emulator may stop the vCPU between two readings): the middle of the
+ * bracket, and in *err half its width plus one, which the difference is
+ * within.
+ */
+static inline __s64 lclk_clock_gap(clockid_t a, clockid_t b, int n,
+				   __s64 *err)
+{
+	__s64 best = 0, width = INT64_MAX;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		__s64 a0 = lclk_clock_ns(a);
+		__s64 v = lclk_clock_ns(b);
+		__s64 a1 = lclk_clock_ns(a);
+
+		if (a1 - a0 < width) {
+			width = a1 - a0;
+			best = v - a0 - width / 2;
+		}
+	}
+	*err = width / 2 + 1;
+	return best;
+}
+
 #define LCLK_FD_TO_CLOCKID(fd)	((~(clockid_t)(fd) << 3) | 3)
 
 #endif /* LCLK_TEST_H */

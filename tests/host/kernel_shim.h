@@ -42,4 +42,29 @@ static inline void atomic64_inc(atomic64_t *v)
 
 #include "../../kmod/lclk_state.h"
 
+/*
+ * lclk_apply() (kmod/lclk_clock.c) without the lock, the clock and the
+ * page: check, build, and on success take the new state and count the
+ * change in ctr, if any.
+ */
+static inline int lclk_apply_state(struct lclk_state *st,
+				   struct lclk_counters *ctr,
+				   const struct lclk_change *c, s64 now,
+				   s64 max_rate_ppt)
+{
+	struct lclk_state next;
+	struct lclk_step_at at;
+	int err;
+
+	err = lclk_check_change(c, max_rate_ppt);
+	if (!err)
+		err = lclk_next(st, c, now, &next, &at);
+	if (err)
+		return err;
+	*st = next;
+	if (ctr)
+		lclk_count_step(ctr, at.before, at.after);
+	return 0;
+}
+
 #endif /* _LCLK_KERNEL_SHIM_H */

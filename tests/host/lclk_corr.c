@@ -30,19 +30,9 @@
 
 static const int daemon_file, other_file;
 
-/* lclk_apply() without the lock, the clock and the page. */
 static int apply(struct lclk_state *st, const struct lclk_change *c, s64 now)
 {
-	struct lclk_state next;
-	struct lclk_step_at at;
-	int err;
-
-	err = lclk_check_change(c, MAX_RATE_PPT);
-	if (!err)
-		err = lclk_next(st, c, now, &next, &at);
-	if (!err)
-		*st = next;
-	return err;
+	return lclk_apply_state(st, NULL, c, now, MAX_RATE_PPT);
 }
 
 /* What lclkctl daemon sends: free rate, correction on top, a sync. */

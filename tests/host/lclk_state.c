@@ -23,22 +23,10 @@
 #define MAX_RATE_PPT	500000000LL	/* the module's default limit, 500 ppm */
 #define ONE_NS		((__int128)1 << LCLK_RATE_SHIFT)
 
-/* lclk_apply() without the lock, the clock and the page. */
 static int apply(struct lclk_state *st, struct lclk_counters *ctr,
 		 const struct lclk_change *c, s64 now)
 {
-	struct lclk_state next;
-	struct lclk_step_at at;
-	int err;
-
-	err = lclk_check_change(c, MAX_RATE_PPT);
-	if (!err)
-		err = lclk_next(st, c, now, &next, &at);
-	if (err)
-		return err;
-	*st = next;
-	lclk_count_step(ctr, at.before, at.after);
-	return 0;
+	return lclk_apply_state(st, ctr, c, now, MAX_RATE_PPT);
 }
 
 static struct lclk_state synced(s64 t0, s64 offset, s64 rate_ppt,
