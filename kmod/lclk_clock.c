@@ -75,6 +75,7 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 	s64 now;
 
 	raw_spin_lock_init(&ld->lock);
+	lclk_leap_init(ld);
 
 	/* One entry per possible CPU id; more than one page on large hosts. */
 	ld->page_size = PAGE_ALIGN(struct_size(p, cpu_offset_ns, nr_cpu_ids));
@@ -107,6 +108,7 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 
 void lclk_clock_free(struct lclk_dev *ld)
 {
+	lclk_leap_fini(ld);
 	vfree(ld->page);
 	ld->page = NULL;
 }
@@ -138,6 +140,7 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *change)
 	if (!err) {
 		ld->state = next;
 		lclk_publish(ld->page, &next);
+		lclk_leap_arm(ld);
 	}
 	/* On failure the page is unchanged; readers merely retry once. */
 	lclk_write_end(ld->page);

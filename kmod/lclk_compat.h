@@ -10,6 +10,7 @@
 #define _LCLK_COMPAT_H
 
 #include <linux/device.h>
+#include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/version.h>
@@ -44,5 +45,18 @@ static inline struct class *lclk_class_create(const char *name)
 #else
 #define LCLK_DEVNODE_DEVICE struct device
 #endif
+
+/* 6.13 added hrtimer_setup(), which sets the callback with the rest. */
+static inline void lclk_hrtimer_setup(struct hrtimer *t,
+				      enum hrtimer_restart (*fn)(struct hrtimer *),
+				      clockid_t clock, enum hrtimer_mode mode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(t, fn, clock, mode);
+#else
+	hrtimer_init(t, clock, mode);
+	t->function = fn;
+#endif
+}
 
 #endif /* _LCLK_COMPAT_H */

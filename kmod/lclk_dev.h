@@ -18,6 +18,7 @@
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/notifier.h>
 #include <linux/ptp_clock_kernel.h>
@@ -54,6 +55,10 @@ struct lclk_dev {
 	struct ptp_clock *ptp;		/* NULL if registration failed */
 
 	struct lclk_counters ctr;
+
+	/* lclk_leap.c: a leap second's widening and step */
+	struct hrtimer leap_near_timer;
+	struct hrtimer leap_due_timer;
 };
 
 /*
@@ -84,6 +89,11 @@ int lclk_widen_for_slew(struct lclk_dev *ld, s64 slew, bool from_timekeeper);
 /* lclk_slew.c */
 int lclk_slew_start(struct lclk_dev *ld);
 void lclk_slew_stop(struct lclk_dev *ld);
+
+/* lclk_leap.c: a leap second, stepped on time */
+void lclk_leap_init(struct lclk_dev *ld);
+void lclk_leap_fini(struct lclk_dev *ld);
+void lclk_leap_arm(struct lclk_dev *ld);
 
 /* lclk_fops.c */
 extern const struct file_operations lclk_fops;

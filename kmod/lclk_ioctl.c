@@ -173,6 +173,9 @@ static long lclk_ioc_set_model(struct lclk_dev *ld,
 	c.holdover_ns = sm.holdover_ns;
 	c.max_drift_ppb = sm.max_drift_ppb;
 	c.model_flags = sm.model_flags;
+	c.leap = sm.leap;
+	c.leap_ns = sm.leap_ns;
+	c.tai_offset_s = sm.tai_offset_s;
 	return lclk_apply(ld, &c);
 }
 
