@@ -458,7 +458,7 @@ TEST_F(dev, set_model_rejects)
 	RESET();
 	m.flags = 2;
 	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < (int)(sizeof(m.rsv) / sizeof(m.rsv[0])); i++) {
 		RESET();
 		m.rsv[i] = 1;
 		EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
