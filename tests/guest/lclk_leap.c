@@ -8,6 +8,11 @@
  * across the instant must be within its bound of that truth while the
  * status vouches for it, and logical time must have stepped after it.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+
 #include "lclk_test.h"
 #include "kselftest_harness.h"
 
@@ -264,6 +269,90 @@ TEST_F(leap, refused)
 	m.model_flags = 0;
 	ASSERT_EQ(0, lclk_ioc(self->c.fd, LCLK_IOC_SET_MODEL, &m));
 	EXPECT_EQ(LCLK_LEAP_NONE, lclk_model_of(self->c.fd).leap);
+}
+
+/* The leap indicator of lclkctl serve's reply to one request, or -1. */
+static int ntp_li(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 1 };
+	unsigned char buf[48];
+	int fd, i, li = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (i = 0; i < 20 && li < 0; i++) {	/* until serve is up */
+		memset(buf, 0, sizeof(buf));
+		buf[0] = 4 << 3 | 3;		/* version 4, client */
+		buf[47] = (unsigned char)i;	/* a transmit time */
+		sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&a, sizeof(a));
+		if (recv(fd, buf, sizeof(buf), 0) == sizeof(buf))
+			li = buf[0] >> 6;
+		else
+			usleep(100000);
+	}
+	close(fd);
+	return li;
+}
+
+/* Whether `build/lclkctl args` prints what. */
+static int lclkctl_says(const char *args, const char *what)
+{
+	static char out[65536];
+	char cmd[256];
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "build/lclkctl %s", args);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	pclose(f);
+	if (!strstr(out, what))
+		fprintf(stderr, "# lclkctl %s said:\n%s", args, out);
+	return strstr(out, what) != NULL;
+}
+
+/* lclkctl serve passes the pending leap on as NTP's; status shows it. */
+TEST_F(leap, serve_and_status)
+{
+	const int port = 12399;
+	struct lclk_set_model m;
+	struct lclk_now n;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		execl("build/lclkctl", "lclkctl", "serve", "-a", "127.0.0.1",
+		      "-p", "12399", "-u", "root", (char *)NULL);
+		_exit(127);
+	}
+	EXPECT_EQ(0, ntp_li(port));
+	EXPECT_TRUE(lclkctl_says("status", "leap second:  none pending, TAI - UTC unknown"));
+	lclk_now(&self->c, &n);
+	ASSERT_EQ(0, set_leap(self->c.fd, LCLK_LEAP_INSERT, n.time_ns + 60 * NSEC, 37));
+	EXPECT_EQ(1, ntp_li(port));
+	EXPECT_TRUE(lclkctl_says("status", "leap second:  insert pending, TAI - UTC 37 s"));
+	EXPECT_TRUE(lclkctl_says("status --json", "\"leap\":\"insert\",\"tai_offset_s\":37"));
+	ASSERT_EQ(0, set_leap(self->c.fd, LCLK_LEAP_DELETE, n.time_ns + 60 * NSEC, 37));
+	EXPECT_EQ(2, ntp_li(port));
+	ASSERT_EQ(0, set_leap(self->c.fd, LCLK_LEAP_NONE, 0, 37));
+	EXPECT_EQ(0, ntp_li(port));
+	EXPECT_TRUE(lclkctl_says("status --json", "\"leap\":\"none\",\"tai_offset_s\":37"));
+	/* unsynchronised: 3, whatever is pending */
+	ASSERT_EQ(0, set_leap(self->c.fd, LCLK_LEAP_INSERT, n.time_ns + 60 * NSEC, 37));
+	memset(&m, 0, sizeof(m));
+	m.modes = LCLK_SET_UNSYNC;
+	ASSERT_EQ(0, lclk_ioc(self->c.fd, LCLK_IOC_SET_MODEL, &m));
+	EXPECT_EQ(3, ntp_li(port));
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
 }
 
 TEST_HARNESS_MAIN
