@@ -52,3 +52,18 @@ int64_t leap_instant(int leap, int64_t utc_ns)
 
 	return leap == LEAP_DELETE ? midnight - NS_PER_SEC : midnight;
 }
+
+int leap_quiet(int64_t at_ns, int64_t utc_ns)
+{
+	int64_t d = utc_ns - at_ns;
+
+	return at_ns && d >= -LEAP_QUIET_NS && d <= LEAP_QUIET_NS;
+}
+
+int leap_wanted(int announced, int clock_tai, int64_t utc_ns, int64_t *at_ns)
+{
+	int leap = clock_tai ? LEAP_NONE : leap_on_day(announced, utc_ns);
+
+	*at_ns = leap ? leap_instant(leap, utc_ns) : 0;
+	return leap;
+}

@@ -35,4 +35,22 @@ int leap_on_day(int leap, int64_t utc_ns);
  */
 int64_t leap_instant(int leap, int64_t utc_ns);
 
+/*
+ * Around a leap's instant the daemon neither changes the leap nor syncs:
+ * the module steps at the instant (lclk(4)), logical time repeats (or
+ * skips) a second, and a measurement taken on one side of the step and
+ * applied on the other would be off by it.
+ */
+#define LEAP_QUIET_NS	(2 * 1000000000LL)
+
+/* Whether logical UTC utc_ns is within LEAP_QUIET_NS of a leap at at_ns. */
+int leap_quiet(int64_t at_ns, int64_t utc_ns);
+
+/*
+ * The leap the clock should hold at logical time utc_ns, for the leap its
+ * sources announce, on a clock of timescale clock_tai (which has none):
+ * leap_on_day()'s, with its instant in *at_ns (0 for none).
+ */
+int leap_wanted(int announced, int clock_tai, int64_t utc_ns, int64_t *at_ns);
+
 #endif /* LCLK_LEAP_H */

@@ -49,4 +49,29 @@ TEST(instants)
 	EXPECT_EQ(0, leap_instant(LEAP_INSERT, -1));
 }
 
+/*
+ * What the daemon asks of the module: the day's leap with its instant;
+ * none on a TAI clock; quiet within 2 s of the instant, on both sides
+ * (after an insertion logical time repeats the second before it).
+ */
+TEST(wanted_and_quiet)
+{
+	int64_t at;
+
+	EXPECT_EQ(LEAP_INSERT, leap_wanted(LEAP_INSERT, 0, NEW_YEAR_2017 - 3600 * S, &at));
+	EXPECT_EQ(NEW_YEAR_2017, at);
+	EXPECT_EQ(LEAP_DELETE, leap_wanted(LEAP_DELETE, 0, JULY_2015 - 3600 * S, &at));
+	EXPECT_EQ(JULY_2015 - S, at);
+	EXPECT_EQ(LEAP_NONE, leap_wanted(LEAP_INSERT, 1, NEW_YEAR_2017 - 3600 * S, &at));
+	EXPECT_EQ(0, at);
+	EXPECT_EQ(LEAP_NONE, leap_wanted(LEAP_INSERT, 0, NEW_YEAR_2017 + S, &at));
+	EXPECT_EQ(0, at);
+	EXPECT_FALSE(leap_quiet(NEW_YEAR_2017, NEW_YEAR_2017 - 2 * S - 1));
+	EXPECT_TRUE(leap_quiet(NEW_YEAR_2017, NEW_YEAR_2017 - 2 * S));
+	EXPECT_TRUE(leap_quiet(NEW_YEAR_2017, NEW_YEAR_2017 - S / 2));	/* repeated */
+	EXPECT_TRUE(leap_quiet(NEW_YEAR_2017, NEW_YEAR_2017 + 2 * S));
+	EXPECT_FALSE(leap_quiet(NEW_YEAR_2017, NEW_YEAR_2017 + 2 * S + 1));
+	EXPECT_FALSE(leap_quiet(0, 0));				/* no leap */
+}
+
 TEST_HARNESS_MAIN
