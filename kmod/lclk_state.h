@@ -399,13 +399,14 @@ static inline int lclk_leap_due(struct lclk_state *s, s64 anchored, s64 now)
 }
 
 /*
- * The base time at which logical time on m's line reaches l, the first
- * within a few ns (or t0, if it had reached it by then): where the leap's
- * timers are armed (lclk_leap.c). Base time runs 1 / (1 + rate) as fast
- * as logical time; each round takes the remaining distance at 1 - rate,
- * which leaves rate^2 of it (10^-6 at most), so two rounds are ample even
- * a year ahead and the rest only takes the floors, which may overshoot by
- * a ns: the last loop steps back over it.
+ * The first base time at which logical time on m's line reaches l (or
+ * t0, if it had reached it by then): where the leap's timers are armed
+ * (lclk_leap.c). Base time runs 1 / (1 + rate) as fast as logical time;
+ * each round takes the remaining distance at 1 - rate, which leaves
+ * rate^2 of it (10^-6 at most), so two rounds are ample even a year ahead
+ * and the rest only takes the floors, which may overshoot by a ns: the
+ * last loop steps back over it. tests/host/lclk_state.c checks that it is
+ * the first, to the ns.
  */
 static inline s64 lclk_leap_base(const struct lclk_params *m, s64 l)
 {
