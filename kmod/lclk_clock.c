@@ -76,6 +76,7 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 
 	raw_spin_lock_init(&ld->lock);
 	lclk_corr_init(ld);
+	lclk_leap_init(ld);
 
 	/* One entry per possible CPU id; more than one page on large hosts. */
 	ld->page_size = PAGE_ALIGN(struct_size(p, cpu_offset_ns, nr_cpu_ids));
@@ -125,6 +126,7 @@ void lclk_clock_free(struct lclk_dev *ld)
 	lclk_corr_fini(ld);
 	vfree(ld->refused);
 	ld->refused = NULL;
+	lclk_leap_fini(ld);
 	vfree(ld->page);
 	ld->page = NULL;
 }
@@ -159,6 +161,7 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *change)
 		ld->state = next;
 		lclk_publish(ld->page, &next);
 		lclk_corr_arm(ld, old_end);
+		lclk_leap_arm(ld);
 	}
 	/* On failure the page is unchanged; readers merely retry once. */
 	lclk_write_end(ld->page);

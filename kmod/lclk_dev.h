@@ -58,6 +58,9 @@ struct lclk_dev {
 	struct lclk_counters ctr;
 
 	struct hrtimer corr_timer;	/* ends a correction: lclk_corr.c */
+	/* lclk_leap.c: a leap second's widening and step */
+	struct hrtimer leap_near_timer;
+	struct hrtimer leap_due_timer;
 };
 
 /*
@@ -94,6 +97,11 @@ void lclk_corr_init(struct lclk_dev *ld);
 void lclk_corr_fini(struct lclk_dev *ld);
 void lclk_corr_arm(struct lclk_dev *ld, s64 old_end_ns);
 void lclk_corr_release(struct lclk_dev *ld, struct file *file);
+
+/* lclk_leap.c: a leap second, stepped on time */
+void lclk_leap_init(struct lclk_dev *ld);
+void lclk_leap_fini(struct lclk_dev *ld);
+void lclk_leap_arm(struct lclk_dev *ld);
 
 /* lclk_fops.c */
 extern const struct file_operations lclk_fops;

@@ -155,8 +155,8 @@ static long lclk_ioc_set_model(struct lclk_dev *ld, struct file *file,
 
 	if (copy_from_user(&sm, u, sizeof(sm)))
 		return -EFAULT;
-	if (!sm.modes || (sm.modes & ~LCLK_SET_ALL_MODES) ||
-	    !lclk_rsv_zero(sm.rsv))
+	/* No reserved field left: the last of them became the leap's. */
+	if (!sm.modes || (sm.modes & ~LCLK_SET_ALL_MODES))
 		return -EINVAL;
 
 	memset(&c, 0, sizeof(c));
@@ -177,6 +177,9 @@ static long lclk_ioc_set_model(struct lclk_dev *ld, struct file *file,
 	c.corr_ppt = sm.corr_ppt;
 	c.corr_ns = sm.corr_ns;
 	c.owner = file;
+	c.leap = sm.leap;
+	c.leap_ns = sm.leap_ns;
+	c.tai_offset_s = sm.tai_offset_s;
 	return lclk_apply(ld, &c);
 }
 

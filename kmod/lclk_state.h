@@ -41,6 +41,8 @@ struct lclk_state {
 	s64 corr_free_ppt;
 	s64 corr_growth;
 	const void *corr_owner;
+	s64 leap_ns;		/* logical time of the pending leap's step */
+	bool leap_near;		/* bound0 has the leap's 1 s: LCLK_CHANGE_LEAP_NEAR */
 };
 
 struct lclk_counters {
@@ -78,6 +80,19 @@ struct lclk_counters {
  */
 #define LCLK_CHANGE_CORR_DUE	BIT(24)
 #define LCLK_CHANGE_CORR_CLOSE	BIT(25)
+/*
+ * A pending leap second (LCLK_SET_LEAP) is near: logical time has reached
+ * 1 s before its step. The bound takes 1 s more, which covers readings
+ * between the instant and the step: truth has stepped there, logical time
+ * only when LCLK_CHANGE_LEAP_DUE comes (a timer, lclk_leap.c, which may
+ * be late). The same line on the same anchor, as LCLK_CHANGE_SLEW.
+ */
+#define LCLK_CHANGE_LEAP_NEAR	BIT(21)
+/* Logical time has reached the leap's step: make it, take the 1 s back. */
+#define LCLK_CHANGE_LEAP_DUE	BIT(22)
+
+/* What a leap second steps logical time by, and widens the bound by. */
+#define LCLK_LEAP_STEP_NS	NSEC_PER_SEC
 
 /* One change to the model, from an ioctl, the PTP clock or a resume. */
 struct lclk_change {
@@ -93,6 +108,9 @@ struct lclk_change {
 	s64 step_ns;
 	s64 time_ns;
 	s64 sleep_ns;
+	u32 leap;		/* LCLK_SET_LEAP: LCLK_LEAP_* */
+	s64 leap_ns;		/* ... the logical time of its step */
+	s32 tai_offset_s;	/* ... TAI - UTC, 0 if unknown */
 	/*
 	 * CLOCK_MONOTONIC_RAW per ns of CLOCK_MONOTONIC, minus 1, in
 	 * 2^-LCLK_RATE_SHIFT: how adjtimex slews the base clock now. Taken
@@ -176,6 +194,15 @@ static inline int lclk_check_change(const struct lclk_change *c,
 	     c->rate_ppt + c->corr_ppt > max_rate_ppt ||
 	     c->rate_ppt + c->corr_ppt < -max_rate_ppt ||
 	     c->corr_ns <= 0 || c->corr_ns > LCLK_MAX_CORR_NS))
+		return -EINVAL;
+	if ((c->modes & LCLK_SET_LEAP) &&
+	    (c->leap > LCLK_LEAP_DELETE ||
+	     !c->leap != !c->leap_ns ||	/* an instant for a leap only */
+	     c->tai_offset_s < 0 || c->tai_offset_s > LCLK_MAX_TAI_OFFSET_S))
+		return -EINVAL;
+	/* The leap's own changes come alone, from its timers. */
+	if ((c->modes & (LCLK_CHANGE_LEAP_NEAR | LCLK_CHANGE_LEAP_DUE)) &&
+	    c->modes != LCLK_CHANGE_LEAP_NEAR && c->modes != LCLK_CHANGE_LEAP_DUE)
 		return -EINVAL;
 	return 0;
 }
@@ -425,6 +452,112 @@ static inline bool lclk_corr_ends(const struct lclk_state *s,
 }
 
 /*
+ * How far ahead a leap second may be set: within the UTC day it ends, as
+ * NTP's leap indicator says it (a day and its leap second), so that the
+ * page's leap is what "lclkctl serve" may pass on as that indicator.
+ */
+#define LCLK_LEAP_MAX_AHEAD_NS	(86401 * NSEC_PER_SEC)
+
+/*
+ * Take (near) or give back the leap's 1 s of bound0. While a leap is near
+ * and the clock vouches for its bound, bound0 holds that 1 s: a sync adds
+ * it to what it measured (lclk_build()), so giving it back leaves bound0
+ * what was measured and what grew since. An unsynced clock's bound0 means
+ * nothing, and the next sync sets it.
+ */
+static inline void lclk_leap_widen(struct lclk_state *s, bool near)
+{
+	struct lclk_params *m = &s->params;
+
+	if (near == s->leap_near)
+		return;
+	s->leap_near = near;
+	if (near && m->bound0_ns > LCLK_MAX_BOUND_NS - LCLK_LEAP_STEP_NS)
+		m->status = LCLK_STATUS_UNSYNCED;
+	else if (near)
+		m->bound0_ns += LCLK_LEAP_STEP_NS;
+	else if (m->status != LCLK_STATUS_UNSYNCED)
+		m->bound0_ns -= LCLK_LEAP_STEP_NS;
+}
+
+/*
+ * SET_LEAP: the leap to expect, on the model m has after the rest of the
+ * change, anchored at now. Its instant must lie ahead, and a leap whose
+ * instant logical time has reached is the timer's to step: no change of
+ * the leap then. Near already (within 1 s of the instant), it takes the
+ * bound's 1 s at once, not when the timer comes.
+ */
+static inline int lclk_set_leap(struct lclk_state *s,
+				const struct lclk_change *c, s64 now)
+{
+	struct lclk_params *m = &s->params;
+	s64 l = now + m->offset_ns;	/* m is anchored at now */
+
+	if (m->leap && l >= s->leap_ns)
+		return -EBUSY;
+	if (c->leap &&
+	    (c->leap_ns <= l || c->leap_ns - l > LCLK_LEAP_MAX_AHEAD_NS))
+		return -EINVAL;
+	m->leap = c->leap;
+	m->tai_offset_s = c->tai_offset_s;
+	s->leap_ns = c->leap ? c->leap_ns : 0;
+	lclk_leap_widen(s, c->leap && l >= c->leap_ns - LCLK_LEAP_STEP_NS);
+	return 0;
+}
+
+/*
+ * LEAP_DUE: the step of a leap whose instant logical time has reached
+ * (logical time at now on the model before the change is now +
+ * anchored), as CLOCK_REALTIME steps: back 1 s for an insertion, forward
+ * for a deletion. -EALREADY when there is none (cancelled, or stepped),
+ * -EAGAIN when logical time has not reached it (the model moved it).
+ */
+static inline int lclk_leap_due(struct lclk_state *s, s64 anchored, s64 now)
+{
+	struct lclk_params *m = &s->params;
+	bool insert = m->leap == LCLK_LEAP_INSERT;
+
+	if (!m->leap)
+		return -EALREADY;
+	if (now + anchored < s->leap_ns)
+		return -EAGAIN;
+	m->offset_ns += insert ? -LCLK_LEAP_STEP_NS : LCLK_LEAP_STEP_NS;
+	if (m->tai_offset_s)
+		m->tai_offset_s += insert ? 1 : -1;
+	lclk_leap_widen(s, false);
+	m->leap = LCLK_LEAP_NONE;
+	s->leap_ns = 0;
+	return 0;
+}
+
+/*
+ * The first base time at which logical time on m's line reaches l (or
+ * t0, if it had reached it by then): where the leap's timers are armed
+ * (lclk_leap.c). Base time runs 1 / (1 + rate) as fast as logical time;
+ * each round takes the remaining distance at 1 - rate, which leaves
+ * rate^2 of it (10^-6 at most), so two rounds are ample even a year ahead
+ * and the rest only takes the floors, which may overshoot by a ns: the
+ * last loop steps back over it. tests/host/lclk_state.c checks that it is
+ * the first, to the ns.
+ */
+static inline s64 lclk_leap_base(const struct lclk_params *m, s64 l)
+{
+	s64 t = m->t0_ns, d;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		d = l - lclk_logical(t, m->t0_ns, m->offset_ns, m->rate_mult);
+		if (d <= 0)
+			break;
+		t += d - lclk_scale(d, m->rate_mult);
+	}
+	for (i = 0; i < 4 && t > m->t0_ns &&
+	     lclk_logical(t - 1, m->t0_ns, m->offset_ns, m->rate_mult) >= l; i++)
+		t--;
+	return t;
+}
+
+/*
  * Build the new state from the old one and the change, re-anchored at now.
  * Returns 0, -EOVERFLOW if the result leaves the ranges the ABI promises,
  * or -EALREADY for the end of a correction that does not run.
@@ -441,6 +574,15 @@ static inline int lclk_build(const struct lclk_state *old,
 	if (c->modes & LCLK_CHANGE_SLEW) {
 		if (lclk_slew_widens(s, c->slew))
 			lclk_widen_slew(s, c->slew);
+		return 0;	/* the same line, on the same anchor */
+	}
+	if (c->modes & LCLK_CHANGE_LEAP_NEAR) {
+		if (!m->leap || s->leap_near)
+			return -EALREADY;
+		if (lclk_logical(now, o->t0_ns, o->offset_ns, o->rate_mult) <
+		    s->leap_ns - LCLK_LEAP_STEP_NS)
+			return -EAGAIN;
+		lclk_leap_widen(s, true);
 		return 0;	/* the same line, on the same anchor */
 	}
 
@@ -482,6 +624,12 @@ static inline int lclk_build(const struct lclk_state *old,
 	if ((c->modes & LCLK_CHANGE_TIME) &&
 	    check_sub_overflow(c->time_ns, now, &m->offset_ns))
 		return -EOVERFLOW;
+	if (c->modes & LCLK_CHANGE_LEAP_DUE) {
+		int err = lclk_leap_due(s, anchored, now);
+
+		if (err)
+			return err;
+	}
 	if (!lclk_offset_ok(m->offset_ns))
 		return -EOVERFLOW;
 
@@ -510,12 +658,24 @@ static inline int lclk_build(const struct lclk_state *old,
 		/* The bound was measured at t0; it has grown since (+1: floor). */
 		if (now > t0)
 			bound += lclk_scale(now - t0, m->drift_mult) + 1;
+		/* Truth may step at the leap before logical time does. */
+		if (s->leap_near)
+			bound += LCLK_LEAP_STEP_NS;
 		if (bound > LCLK_MAX_BOUND_NS)
 			return -EOVERFLOW;
 		m->bound0_ns = bound;
 		m->last_update_ns = now;
 		m->status = LCLK_STATUS_SYNCED;
 	}
+	if (c->modes & LCLK_SET_LEAP) {
+		int err = lclk_set_leap(s, c, now);
+
+		if (err)
+			return err;
+	}
+	/* A TAI clock has no leap seconds: a leap on it is someone's error. */
+	if ((m->model_flags & LCLK_MODEL_TAI) && m->leap)
+		return -EINVAL;
 	if (c->modes & LCLK_SET_UNSYNC)
 		m->status = LCLK_STATUS_UNSYNCED;
 	/*

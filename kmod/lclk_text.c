@@ -79,6 +79,9 @@ int lclk_text_show(struct seq_file *m, void *unused)
 	seq_printf(m, "holdover_ns: %lld\n", st.holdover_ns);
 	seq_printf(m, "timescale: %s\n",
 		   st.model_flags & LCLK_MODEL_TAI ? "tai" : "utc");
+	seq_printf(m, "leap: %s\n", st.leap == LCLK_LEAP_INSERT ? "insert" :
+		   st.leap == LCLK_LEAP_DELETE ? "delete" : "none");
+	seq_printf(m, "tai_offset_s: %d\n", st.tai_offset_s);
 	seq_printf(m, "max_rate_ppt: %lld\n", ld->max_rate_ppt);
 	seq_printf(m, "phc_index: %d\n", lclk_phc_index(ld));
 	seq_printf(m, "updates: %lld\n", atomic64_read(&ld->ctr.updates));

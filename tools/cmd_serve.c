@@ -139,6 +139,18 @@ static int64_t last_update_logical(const struct target_clock *tc)
 	return m.last_update_ns ? target_from_base(tc, m.last_update_ns) : 0;
 }
 
+/* The leap second the clock expects at the end of the day: NTP's indicator. */
+static int pending_leap(const struct target_clock *tc)
+{
+	struct lclk_params m;
+
+	if (!tc->logical)
+		return LCLK_LEAP_NONE;
+	if (tc->lc.page)
+		return __atomic_load_n(&tc->lc.page->params.leap, __ATOMIC_RELAXED);
+	return ioctl(tc->lc.fd, LCLK_IOC_GET_MODEL, &m) ? LCLK_LEAP_NONE : m.leap;
+}
+
 /*
  * Kernel software timestamps: a request's arrival without our scheduling
  * delay, and each reply's departure, looped back with the reply itself
@@ -254,6 +266,7 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 		c.transmit_ns = tx.time_ns;
 		c.status = tx.status;
 		c.bound_ns = tx.bound_ns;
+		c.leap = pending_leap(tc);
 		ntp_server_reply(&req, &c, &rep);
 		interleaved = ntp_xleave_reply(xl, &req, &rep);
 		ntp_encode(&rep, out);

@@ -68,6 +68,12 @@ static void device_json(const struct status *s, struct json *j)
 	json_obj_end(j);
 }
 
+static const char *leap_name(unsigned int leap)
+{
+	return leap == LCLK_LEAP_INSERT ? "insert" :
+	       leap == LCLK_LEAP_DELETE ? "delete" : "none";
+}
+
 static void time_text(const struct status *s)
 {
 	char b[UNITS_BUFSZ], stamp[40];
@@ -81,6 +87,13 @@ static void time_text(const struct status *s)
 	       (long long)(s->now.time_ns % 1000000000LL),
 	       s->model.model_flags & LCLK_MODEL_TAI ? "TAI" : "UTC");
 	printf("bound:        %s\n", units_ns(b, sizeof(b), s->now.bound_ns));
+	/* A leap second steps logical time at the end of the day (lclk(4)). */
+	if (s->model.tai_offset_s)
+		printf("leap second:  %s pending, TAI - UTC %d s\n",
+		       leap_name(s->model.leap), s->model.tai_offset_s);
+	else
+		printf("leap second:  %s pending, TAI - UTC unknown\n",
+		       leap_name(s->model.leap));
 }
 
 static void time_json(const struct status *s, struct json *j)
@@ -93,6 +106,11 @@ static void time_json(const struct status *s, struct json *j)
 	else
 		json_int(j, "bound_ns", s->now.bound_ns);
 	json_str(j, "timescale", s->model.model_flags & LCLK_MODEL_TAI ? "TAI" : "UTC");
+	json_str(j, "leap", leap_name(s->model.leap));
+	if (s->model.tai_offset_s)
+		json_int(j, "tai_offset_s", s->model.tai_offset_s);
+	else
+		json_null(j, "tai_offset_s");
 }
 
 static void model_text(const struct status *s)

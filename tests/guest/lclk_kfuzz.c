@@ -259,7 +259,10 @@ static void fill_arg(struct rng *r, unsigned int cmd, void *buf, size_t size)
 		m->corr_ppt = below(r, 2) ? (__s64)below(r, 1000000000) - 500000000 :
 			      pick_s64(r);
 		m->corr_ns = below(r, 2) ? (__s64)below(r, 100000000) : pick_s64(r);
-		fill_rsv(r, m->rsv, sizeof(m->rsv));
+		/* leaps, some due within the run (logical time near 1 s ahead) */
+		m->leap = below(r, 2) ? (__u32)below(r, 3) : pick_u32(r);
+		m->leap_ns = below(r, 2) ? 0 : pick_s64(r);
+		m->tai_offset_s = below(r, 2) ? (__s32)below(r, 40) : (__s32)pick_u32(r);
 		break;
 	}
 	case LCLK_IOC_STEP: {

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 typedef __s64 s64;
+typedef __s32 s32;
 typedef __u32 u32;
 
 #define BIT(n)			(1UL << (n))

@@ -432,4 +432,242 @@ TEST(random_slews_stay_within_the_bound)
 	EXPECT_LT(0, unsynced);
 }
 
+/*
+ * Leap seconds (LCLK_SET_LEAP), stepped as the kernel steps
+ * CLOCK_REALTIME: the bound takes 1 s when logical time is 1 s from the
+ * instant (LCLK_CHANGE_LEAP_NEAR), and at the instant (LCLK_CHANGE_LEAP_DUE)
+ * logical time steps back 1 s for an insertion (forward for a deletion),
+ * counted as a (backward) step, the 1 s given back, TAI - UTC moved by 1.
+ */
+static struct lclk_change leap_of(u32 leap, s64 at, s32 tai)
+{
+	struct lclk_change c = {
+		.modes = LCLK_SET_LEAP, .leap = leap, .leap_ns = at,
+		.tai_offset_s = tai,
+	};
+
+	return c;
+}
+
+static int leap_change(struct lclk_state *st, struct lclk_counters *ctr,
+		       u32 mode, s64 now)
+{
+	struct lclk_change c = { .modes = mode, .flags = LCLK_ALLOW_BACKWARD };
+
+	return apply(st, ctr, &c, now);
+}
+
+static void check_leap(struct __test_metadata *_metadata, u32 leap,
+		       s64 step, s32 tai_after)
+{
+	/* 100 ppm fast, so that base and logical time differ in rate */
+	struct lclk_state st = synced(0, 1000 * S, 100000000, 50000, 5000, 0);
+	struct lclk_counters ctr = {};
+	s64 now = 10 * S, l0 = logical(&st.params, now), at = l0 + 3 * S;
+	s64 b0, t_near, t_due, before;
+	struct lclk_change c = leap_of(leap, at, 37);
+
+	ASSERT_EQ(0, apply(&st, &ctr, &c, now));
+	EXPECT_EQ(leap, st.params.leap);
+	EXPECT_EQ(37, st.params.tai_offset_s);
+	EXPECT_EQ(l0, logical(&st.params, now));
+	EXPECT_FALSE(st.leap_near);
+	b0 = st.params.bound0_ns;
+
+	t_near = lclk_leap_base(&st.params, at - S);
+	t_due = lclk_leap_base(&st.params, at);
+	EXPECT_GE(logical(&st.params, t_near), at - S);
+	EXPECT_LT(logical(&st.params, t_near - 1), at - S);
+	EXPECT_GE(logical(&st.params, t_due), at);
+	EXPECT_LT(logical(&st.params, t_due - 1), at);
+
+	/* Early: refused, nothing changes. */
+	EXPECT_EQ(-EAGAIN, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_NEAR,
+				       t_near - 1));
+	EXPECT_EQ(-EAGAIN, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_DUE,
+				       t_near));
+	/* Near: the same line, bound0 + 1 s exactly. */
+	before = logical(&st.params, t_near);
+	ASSERT_EQ(0, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_NEAR, t_near));
+	EXPECT_EQ(b0 + S, st.params.bound0_ns);
+	EXPECT_EQ(before, logical(&st.params, t_near));
+	EXPECT_TRUE(st.leap_near);
+	EXPECT_EQ(-EALREADY, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_NEAR,
+					 t_near));
+	EXPECT_EQ(-EAGAIN, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_DUE,
+				       t_due - 1));
+	/* Due, 300 ms late: the step, 1 s back to bound0 (+1: re-anchor). */
+	now = t_due + 300000000;
+	before = logical(&st.params, now);
+	ASSERT_EQ(0, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_DUE, now));
+	EXPECT_EQ(before + step, logical(&st.params, now));
+	EXPECT_EQ(b0 + 1, st.params.bound0_ns);
+	EXPECT_EQ(LCLK_LEAP_NONE, st.params.leap);
+	EXPECT_EQ(tai_after, st.params.tai_offset_s);
+	EXPECT_FALSE(st.leap_near);
+	EXPECT_EQ(0, st.leap_ns);
+	EXPECT_EQ(LCLK_STATUS_SYNCED, st.params.status);
+	/* set, near, due: three updates, one step, backward if an insertion */
+	EXPECT_EQ(3, ctr.updates.counter);
+	EXPECT_EQ(1, ctr.steps.counter);
+	EXPECT_EQ(step < 0, ctr.backward_steps.counter);
+	EXPECT_EQ(-EALREADY, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_DUE, now));
+	EXPECT_EQ(-EALREADY, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_NEAR, now));
+}
+
+TEST(leap_insert_steps_back_1s)
+{
+	check_leap(_metadata, LCLK_LEAP_INSERT, -S, 38);
+}
+
+TEST(leap_delete_steps_forward_1s)
+{
+	check_leap(_metadata, LCLK_LEAP_DELETE, S, 36);
+}
+
+/* Without LCLK_ALLOW_BACKWARD an insertion's step is refused, as any. */
+TEST(leap_insert_is_a_backward_step)
+{
+	struct lclk_state st = synced(0, 0, 0, 50000, 5000, 0);
+	struct lclk_counters ctr = {};
+	struct lclk_change c = leap_of(LCLK_LEAP_INSERT, 3 * S, 0);
+
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 0));
+	c = (struct lclk_change){ .modes = LCLK_CHANGE_LEAP_DUE };
+	EXPECT_EQ(-ERANGE, apply(&st, &ctr, &c, 3 * S));
+	/* unknown TAI - UTC stays unknown */
+	ASSERT_EQ(0, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_DUE, 3 * S));
+	EXPECT_EQ(0, st.params.tai_offset_s);
+	EXPECT_EQ(2 * S, logical(&st.params, 3 * S));
+}
+
+/* A sync while the leap is near keeps its 1 s; a step is a sync's too. */
+TEST(leap_sync_while_near_keeps_the_second)
+{
+	struct lclk_state st = synced(0, 0, 0, 50000, 5000, 0);
+	struct lclk_counters ctr = {};
+	struct lclk_change c = leap_of(LCLK_LEAP_INSERT, 3 * S, 37);
+
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 0));
+	ASSERT_EQ(0, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_NEAR, 2 * S));
+	c = (struct lclk_change){ .modes = LCLK_SET_BOUND, .bound_ns = 1000 };
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 2 * S + 1000));
+	EXPECT_EQ(1000 + S, st.params.bound0_ns);
+	ASSERT_EQ(0, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_DUE, 3 * S));
+	EXPECT_EQ(1000 + 1, st.params.bound0_ns);
+}
+
+/* Set within 1 s of its instant, a leap is near at once. */
+TEST(leap_set_near_widens_at_once)
+{
+	struct lclk_state st = synced(0, 0, 0, 50000, 5000, 0);
+	struct lclk_counters ctr = {};
+	struct lclk_change c = leap_of(LCLK_LEAP_DELETE, S / 2, 0);
+	s64 b0 = st.params.bound0_ns;
+
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 0));
+	EXPECT_TRUE(st.leap_near);
+	EXPECT_EQ(b0 + 1 + S, st.params.bound0_ns);
+	/* moved away again: the 1 s goes back */
+	c = leap_of(LCLK_LEAP_DELETE, 5 * S, 0);
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 0));
+	EXPECT_FALSE(st.leap_near);
+	EXPECT_EQ(b0 + 2, st.params.bound0_ns);
+}
+
+TEST(leap_cancel)
+{
+	struct lclk_state st = synced(0, 0, 0, 50000, 5000, 0);
+	struct lclk_counters ctr = {};
+	struct lclk_change c = leap_of(LCLK_LEAP_INSERT, 3 * S, 37);
+	s64 b0 = st.params.bound0_ns;
+
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 0));
+	ASSERT_EQ(0, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_NEAR, 2 * S));
+	/* cancelled while near: the 1 s back, no step, the timers idle */
+	c = leap_of(LCLK_LEAP_NONE, 0, 37);
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 2 * S));
+	EXPECT_EQ(LCLK_LEAP_NONE, st.params.leap);
+	EXPECT_EQ(37, st.params.tai_offset_s);
+	EXPECT_EQ(b0 + 2, st.params.bound0_ns);
+	EXPECT_EQ(-EALREADY, leap_change(&st, &ctr, LCLK_CHANGE_LEAP_DUE, 3 * S));
+	EXPECT_EQ(3 * S, logical(&st.params, 3 * S));
+	/* due already: the step is the timer's, no one else's */
+	c = leap_of(LCLK_LEAP_INSERT, 4 * S, 37);
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 3 * S));
+	c = leap_of(LCLK_LEAP_NONE, 0, 37);
+	EXPECT_EQ(-EBUSY, apply(&st, &ctr, &c, 4 * S));
+	c = leap_of(LCLK_LEAP_INSERT, 10 * S, 37);
+	EXPECT_EQ(-EBUSY, apply(&st, &ctr, &c, 4 * S));
+	EXPECT_EQ(LCLK_LEAP_INSERT, st.params.leap);
+}
+
+TEST(leap_refused)
+{
+	struct lclk_state st = synced(0, 0, 0, 50000, 5000, 0);
+	struct lclk_counters ctr = {};
+	struct lclk_change c;
+
+	c = leap_of(LCLK_LEAP_INSERT, 10 * S, 37);	/* not ahead */
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 10 * S));
+	c = leap_of(LCLK_LEAP_INSERT, 86401 * S + 1, 37);	/* not today */
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_INSERT, 86401 * S, 37);
+	EXPECT_EQ(0, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_NONE, 0, 37);
+	EXPECT_EQ(0, apply(&st, &ctr, &c, 0));
+	c = leap_of(3, 10 * S, 37);
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_NONE, 10 * S, 37);	/* an instant for none */
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_INSERT, 0, 37);		/* no instant */
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_INSERT, 10 * S, -1);
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_INSERT, 10 * S, LCLK_MAX_TAI_OFFSET_S + 1);
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	c = (struct lclk_change){ .modes = LCLK_CHANGE_LEAP_DUE | LCLK_SET_BOUND };
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	/* a TAI clock has no leap seconds */
+	c = (struct lclk_change){ .modes = LCLK_SET_FLAGS,
+				  .model_flags = LCLK_MODEL_TAI };
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_INSERT, 10 * S, 37);
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_NONE, 0, 37);		/* its offset it may have */
+	EXPECT_EQ(0, apply(&st, &ctr, &c, 0));
+	/* nor does a clock turn TAI with a leap pending */
+	c.model_flags = 0;
+	c.modes = LCLK_SET_FLAGS;
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 0));
+	c = leap_of(LCLK_LEAP_INSERT, 10 * S, 37);
+	ASSERT_EQ(0, apply(&st, &ctr, &c, 0));
+	c = (struct lclk_change){ .modes = LCLK_SET_FLAGS,
+				  .model_flags = LCLK_MODEL_TAI };
+	EXPECT_EQ(-EINVAL, apply(&st, &ctr, &c, 0));
+	EXPECT_EQ(0, st.params.model_flags);
+}
+
+/*
+ * Where the timers are armed: the first base time at which logical time
+ * reaches the instant, for any rate, up to a year ahead.
+ */
+TEST(leap_base_is_the_first_at_the_instant)
+{
+	int i;
+
+	for (i = 0; i < 200000; i++) {
+		s64 rate = test_between(-MAX_RATE_PPT, MAX_RATE_PPT);
+		struct lclk_state st = synced(test_between(0, HOUR),
+					      test_between(-HOUR, HOUR), rate,
+					      50000, 0, 0);
+		s64 l = logical(&st.params, st.params.t0_ns) +
+			test_between(1, 366LL * 86400 * S);
+		s64 t = lclk_leap_base(&st.params, l);
+
+		ASSERT_GE(logical(&st.params, t), l);
+		ASSERT_LT(logical(&st.params, t - 1), l);
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -11,6 +11,7 @@
 #include "lib/device.h"
 #include "lib/units.h"
 #include "ntp/ntp_policy.h"
+#include "sync/leap.h"
 #include "sync/select.h"
 #include "sync/sync_policy.h"
 #include "daemon.h"
@@ -401,6 +402,39 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 	d->correction_end_ns = set.corr_ppt ? now + set.corr_ns : 0;
 }
 
+/*
+ * The leap second the sources' majority announces (c: the combination),
+ * on the clock: the module steps it at its instant (lclk(4)), and TAI -
+ * UTC when a source knows it. Cancelled when no longer announced. Never
+ * within LEAP_QUIET_NS of the instant, where the module's step is under
+ * way: after an insertion logical time repeats the day's last second,
+ * and the sources still announce the leap.
+ */
+static void keep_leap(struct daemon *d, const struct measurement *c,
+		      const struct lclk_params *model, int64_t utc)
+{
+	struct lclk_set_model set = { .modes = LCLK_SET_LEAP };
+	int64_t at;
+	int leap = leap_wanted(c->leap, model->model_flags & LCLK_MODEL_TAI, utc, &at);
+	int tai = c->utc_offset_valid && c->utc_offset > 0 &&
+		  c->utc_offset <= LCLK_MAX_TAI_OFFSET_S ? c->utc_offset : model->tai_offset_s;
+
+	if (leap == model->leap && tai == model->tai_offset_s)
+		return;
+	if (leap_quiet(d->leap_at, utc) || leap_quiet(at, utc))
+		return;
+	set.leap = (uint32_t)leap;
+	set.leap_ns = at;
+	set.tai_offset_s = tai;
+	if (set_model(d, &set, "setting the leap second"))
+		return;
+	if (leap != model->leap)
+		log_notice("leap second: %s", leap == LEAP_INSERT ? "insertion at midnight" :
+			   leap == LEAP_DELETE ? "deletion at 23:59:59" : "cancelled");
+	if (leap)
+		d->leap_at = at;
+}
+
 static void finish_cycle(struct daemon *d, int64_t now)
 {
 	struct measurement m[CONFIG_MAX_SOURCES];
@@ -410,6 +444,8 @@ static void finish_cycle(struct daemon *d, int64_t now)
 	unsigned int i, n = d->nrunners, nvalid = 0;
 	int best, prev = d->report.selected, err;
 	struct lclk_params model;
+	struct measurement combined;
+	struct lclk_now ln;
 	uint32_t drift;
 	bool disturbed;
 
@@ -435,7 +471,7 @@ static void finish_cycle(struct daemon *d, int64_t now)
 	}
 	drift = drift_at(d, servo_freq(d->servo));
 	best = sync_select(&d->cfg, model.model_flags & LCLK_MODEL_TAI, m, valid, why, n,
-			   drift, now, prev, st, &err);
+			   drift, now, prev, st, &err, &combined);
 	for (i = 0; i < n; i++) {
 		if (why[i][0])
 			unusable(d, i, why[i]);
@@ -459,7 +495,17 @@ static void finish_cycle(struct daemon *d, int64_t now)
 		log_notice("%s: selected", d->report.sources[best].url);
 	d->no_source = false;
 	d->report.selected = best;
+	/* A measurement from one side of the leap's step, applied on the other, is 1 s off. */
+	target_now(&d->tc, &ln);
+	if (leap_quiet(d->leap_at, ln.time_ns) ||
+	    leap_quiet(d->leap_at, target_from_base(&d->tc, m[best].base_ns))) {
+		log_info("leap second: no sync within %lld s of it", LEAP_QUIET_NS / 1000000000LL);
+		goto next;
+	}
 	steer(d, best, &m[best], &model, disturbed, now);
+	/* On the clock as steered: the day is the one it says now. */
+	target_now(&d->tc, &ln);
+	keep_leap(d, &combined, &model, ln.time_ns);
 next:
 	d->next_poll_ns = now + d->sched.interval_ns;
 	d->report.poll_ns = d->sched.interval_ns;

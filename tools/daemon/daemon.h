@@ -46,6 +46,7 @@ struct daemon {
 	int64_t rate_changed_ns;	/* when that change was made */
 	unsigned int updates;		/* since start, for makestep's limit */
 	bool no_source;			/* holding over */
+	int64_t leap_at;		/* logical instant of the last leap set, 0: none */
 	struct daemon_report report;
 };
 

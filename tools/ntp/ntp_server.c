@@ -58,7 +58,7 @@ void ntp_server_reply(const struct ntp_packet *req, const struct ntp_server_cloc
 		rep->root_dispersion = 0xffffffff;
 		return;
 	}
-	rep->leap = 0;
+	rep->leap = c->leap == LCLK_LEAP_INSERT || c->leap == LCLK_LEAP_DELETE ? c->leap : 0;
 	rep->stratum = c->stratum;
 	rep->root_delay = 0;
 	rep->root_dispersion = ns_to_short(c->bound_ns);

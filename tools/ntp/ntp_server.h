@@ -24,6 +24,7 @@ struct ntp_server_clock {
 	int64_t receive_ns;	/* when the request came */
 	int64_t transmit_ns;	/* when the reply leaves */
 	int stratum;		/* to announce while synchronised */
+	int leap;		/* pending: LCLK_LEAP_* (NTP's 1 insert, 2 delete) */
 	int8_t precision;	/* log2 s of reading the clock */
 };
 
@@ -37,7 +38,9 @@ bool ntp_server_request(const uint8_t *buf, size_t len, struct ntp_packet *req);
 /*
  * The reply to req. Unsynchronised (the clock, or a stratum outside
  * 1..15): leap 3, stratum 16, no reference time, so no client uses it. Otherwise root delay 0 and root dispersion = the
- * bound, so a client's root distance is never smaller than lclk's bound.
+ * bound, so a client's root distance is never smaller than lclk's bound,
+ * and the leap indicator the clock's pending leap (which the module holds
+ * only on the day it ends).
  * The receive timestamp has its lowest bit set and the transmit timestamp
  * cleared, as chronyd marks them: a client can tell a request naming one of
  * our receive timestamps (interleaved) from one that does not.

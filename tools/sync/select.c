@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "leap.h"
 #include "select.h"
 
 #define SELECT_MAX 64
@@ -55,7 +56,8 @@ int select_combine(const struct measurement *m, const bool *valid, unsigned int 
 		   enum select_state *state, struct measurement *out)
 {
 	int64_t lo[SELECT_MAX], hi[SELECT_MAX], l = 0, u = 0, wl = 0, wu = 0;
-	unsigned int idx[SELECT_MAX], k = 0, f, i, best = 0;
+	unsigned int idx[SELECT_MAX], k = 0, f, i, best = 0, nleap = 0;
+	int leaps[SELECT_MAX];
 	double wsum = 0, osum = 0;
 	bool disagree = false;
 	int64_t c;
@@ -96,6 +98,7 @@ int select_combine(const struct measurement *m, const bool *valid, unsigned int 
 			continue;
 		}
 		state[idx[i]] = SELECT_SURVIVOR;
+		leaps[nleap++] = s->leap;
 		wsum += 1 / (b * b);
 		osum += (double)s->offset_ns / (b * b);
 		if (hi[i] - lo[i] < hi[best] - lo[best] || state[idx[best]] != SELECT_SURVIVOR)
@@ -121,7 +124,8 @@ int select_combine(const struct measurement *m, const bool *valid, unsigned int 
 	out->offset_ns = c;
 	out->bound_ns = wu - c > c - wl ? wu - c : c - wl;
 	out->base_ns = at_base_ns;
-	out->leap = m[idx[best]].leap;
+	/* A leap the survivors' majority announces, not one source's word. */
+	out->leap = leap_vote(leaps, nleap);
 	out->tai = m[idx[best]].tai;
 	memcpy(out->refid, m[idx[best]].refid, sizeof(out->refid));
 	return 0;

@@ -54,9 +54,9 @@ int sync_pick(const struct daemon_config *c, const struct measurement *m,
 
 int sync_select(const struct daemon_config *c, bool clock_tai, struct measurement *m,
 		bool *valid, char (*why)[SYNC_WHY_MAX], unsigned int n, uint32_t drift_ppb,
-		int64_t now_ns, int prev, enum select_state *state, int *err)
+		int64_t now_ns, int prev, enum select_state *state, int *err,
+		struct measurement *combined)
 {
-	struct measurement combined;
 	unsigned int i;
 
 	/*
@@ -69,7 +69,7 @@ int sync_select(const struct daemon_config *c, bool clock_tai, struct measuremen
 		if (valid[i] && apply_timescale(&m[i], clock_tai, why[i], SYNC_WHY_MAX))
 			valid[i] = false;
 	}
-	*err = select_combine(m, valid, n, drift_ppb, now_ns, state, &combined);
+	*err = select_combine(m, valid, n, drift_ppb, now_ns, state, combined);
 	return *err ? -1 : sync_pick(c, m, state, n, drift_ppb, now_ns, prev);
 }
 

@@ -36,12 +36,14 @@ int sync_pick(const struct daemon_config *c, const struct measurement *m,
  * clock's timescale (clock_tai: its model has LCLK_MODEL_TAI) as sync puts
  * its own, by apply_timescale(). One that cannot be is not used this cycle: valid[i] is cleared and why[i] says
  * why; why[i] is "" for every other. The rest are selected and combined
- * (select_combine(), whose result goes to *err) and one is picked
- * (sync_pick()). Returns its index, or -1.
+ * (select_combine(), whose result goes to *err, the combination to
+ * *combined: its leap and UTC offset) and one is picked (sync_pick()).
+ * Returns its index, or -1.
  */
 int sync_select(const struct daemon_config *c, bool clock_tai, struct measurement *m,
 		bool *valid, char (*why)[SYNC_WHY_MAX], unsigned int n, uint32_t drift_ppb,
-		int64_t now_ns, int prev, enum select_state *state, int *err);
+		int64_t now_ns, int prev, enum select_state *state, int *err,
+		struct measurement *combined);
 
 /*
  * Step or slew offset_ns? The first sync of an UNSYNCED clock always steps

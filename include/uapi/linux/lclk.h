@@ -93,7 +93,9 @@ struct lclk_params {
 	__u32 max_drift_ppb;	/* bound growth rate */
 	__u32 status;		/* stored: UNSYNCED, SYNCED or HOLDOVER */
 	__u32 model_flags;	/* LCLK_MODEL_* */
-	__u32 rsv;
+	__s16 tai_offset_s;	/* TAI - UTC in s, 0 if unknown */
+	__u8 leap;		/* LCLK_LEAP_*: a leap second pending */
+	__u8 rsv;
 };
 
 /* struct lclk_set_model.modes: which fields to take. */
@@ -105,7 +107,14 @@ struct lclk_params {
 #define LCLK_SET_FLAGS		(1U << 5)	/* model_flags */
 #define LCLK_SET_UNSYNC		(1U << 6)	/* back to UNSYNCED */
 #define LCLK_SET_CORRECTION	(1U << 7)	/* corr_ppt for corr_ns; with SET_RATE */
-#define LCLK_SET_ALL_MODES	0xffU
+#define LCLK_SET_LEAP		(1U << 8)	/* leap, leap_ns, tai_offset_s */
+#define LCLK_SET_ALL_MODES	0x1ffU
+
+/* struct lclk_params.leap, lclk_set_model.leap: as NTP's leap indicator */
+#define LCLK_LEAP_NONE		0	/* none pending; cancels one */
+#define LCLK_LEAP_INSERT	1	/* the day's last minute has 61 s */
+#define LCLK_LEAP_DELETE	2	/* ... 59 s */
+#define LCLK_MAX_TAI_OFFSET_S	10000	/* |TAI - UTC| the ABI takes */
 
 /* flags of set-model, step and cpu-offset: */
 #define LCLK_ALLOW_BACKWARD	(1U << 0)	/* logical time may step back */
@@ -130,6 +139,21 @@ struct lclk_params {
  * by: the bound never relies on the setter's plan or on the end coming
  * on time. GET_MODEL's rate_ppt is the rate of the moment, correction
  * included.
+ *
+ * A leap second (LCLK_SET_LEAP) is stepped as the kernel steps
+ * CLOCK_REALTIME: an insertion steps logical time back 1 s when it
+ * reaches leap_ns (the next UTC midnight), a deletion forward 1 s at
+ * leap_ns (23:59:59). The kernel makes the step on time whether or not
+ * its setter is still there, counts it as a (backward) step, and adds
+ * 1 s to the bound from 1 s before leap_ns until the step is made, which
+ * covers a step made late. tai_offset_s (TAI - UTC, 0 if unknown) goes
+ * up by one at an insertion, down at a deletion. Refused (EINVAL) on a
+ * TAI clock (LCLK_MODEL_TAI), for a leap_ns not after logical time now
+ * or more than a day (86401 s) ahead of it (a leap is set on the day it
+ * ends, as NTP's leap indicator), or for a leap_ns with LCLK_LEAP_NONE,
+ * which cancels a pending leap. Once logical time has reached a leap's
+ * instant, the step is the kernel's: a change of the leap is EBUSY.
+ * lclk(4) says what a leap does to a timestamp taken before it.
  */
 struct lclk_set_model {
 	__u32 modes;		/* LCLK_SET_* */
@@ -143,7 +167,9 @@ struct lclk_set_model {
 	__u32 model_flags;	/* with LCLK_SET_FLAGS: LCLK_MODEL_* */
 	__s64 corr_ppt;		/* with LCLK_SET_CORRECTION: != 0, on top of rate_ppt */
 	__s64 corr_ns;		/* with LCLK_SET_CORRECTION: 1 .. LCLK_MAX_CORR_NS */
-	__u32 rsv[4];
+	__s64 leap_ns;		/* with LCLK_SET_LEAP: logical time of the step */
+	__u32 leap;		/* with LCLK_SET_LEAP: LCLK_LEAP_* */
+	__s32 tai_offset_s;	/* with LCLK_SET_LEAP: TAI - UTC, 0 = unknown */
 };
 
 /* Add delta_ns to the offset; delta_ns < 0 needs LCLK_ALLOW_BACKWARD. */

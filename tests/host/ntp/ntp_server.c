@@ -77,6 +77,35 @@ TEST(synced_reply_carries_the_bound)
 	EXPECT_EQ(0xffffffffU, rep.root_dispersion);
 }
 
+/* The clock's pending leap is the reply's leap indicator; unsynced says 3. */
+TEST(leap_indicator_is_the_pending_leap)
+{
+	uint8_t buf[NTP_HEADER_LEN];
+	struct ntp_packet req, rep;
+	struct ntp_server_clock c = {
+		.status = LCLK_STATUS_SYNCED, .bound_ns = 1500000, .stratum = 3,
+		.receive_ns = 1700000001000000000LL, .transmit_ns = 1700000001000050000LL,
+		.leap = LCLK_LEAP_INSERT,
+	};
+
+	request(buf, 4, 3, 0x1122334455667788ULL);
+	ASSERT_TRUE(ntp_server_request(buf, sizeof(buf), &req));
+	ntp_server_reply(&req, &c, &rep);
+	EXPECT_EQ(1, rep.leap);
+	ntp_encode(&rep, buf);
+	EXPECT_EQ(1, buf[0] >> 6);
+	c.leap = LCLK_LEAP_DELETE;
+	ntp_server_reply(&req, &c, &rep);
+	EXPECT_EQ(2, rep.leap);
+	c.leap = 3;		/* no such leap: none */
+	ntp_server_reply(&req, &c, &rep);
+	EXPECT_EQ(0, rep.leap);
+	c.leap = LCLK_LEAP_INSERT;
+	c.status = LCLK_STATUS_UNSYNCED;
+	ntp_server_reply(&req, &c, &rep);
+	EXPECT_EQ(3, rep.leap);
+}
+
 TEST(unsynced_reply_says_so)
 {
 	uint8_t buf[NTP_HEADER_LEN];

@@ -117,6 +117,29 @@ TEST(utc_offset_carried_unless_survivors_disagree)
 	EXPECT_FALSE(out.utc_offset_valid);
 }
 
+/* One source's leap indicator is not a leap: the survivors' majority is. */
+TEST(leap_by_majority_of_survivors)
+{
+	struct measurement m[] = { meas(0, 100, 0), meas(10, 100, 0), meas(20, 100, 0),
+				   meas(1000000, 100, 0) };
+	enum select_state st[4];
+	struct measurement out;
+
+	m[0].leap = 1;		/* the tightest one, alone */
+	m[0].bound_ns = 50;
+	ASSERT_EQ(select_combine(m, all, 3, 0, 0, st, &out), 0);
+	EXPECT_EQ(out.leap, 0);
+	m[1].leap = 1;
+	ASSERT_EQ(select_combine(m, all, 3, 0, 0, st, &out), 0);
+	EXPECT_EQ(out.leap, 1);
+	/* A falseticker's indicator does not count. */
+	m[1].leap = 0;
+	m[3].leap = 1;
+	ASSERT_EQ(select_combine(m, all, 4, 0, 0, st, &out), 0);
+	EXPECT_EQ(st[3], SELECT_FALSETICKER);
+	EXPECT_EQ(out.leap, 0);
+}
+
 TEST(aging_widens_by_drift)
 {
 	struct measurement m = meas(0, 1000, 0), out;

@@ -114,9 +114,10 @@ static int cycle(struct daemon_config *c, bool clock_tai, struct measurement *m,
 		 bool *valid, char (*why)[SYNC_WHY_MAX], unsigned int n)
 {
 	enum select_state st[4];
+	struct measurement combined;
 	int err;
 
-	return sync_select(c, clock_tai, m, valid, why, n, 0, 1000, -1, st, &err);
+	return sync_select(c, clock_tai, m, valid, why, n, 0, 1000, -1, st, &err, &combined);
 }
 
 TEST(tai_without_utc_offset_is_not_steered_by_on_a_utc_clock)
