@@ -8,6 +8,7 @@ VIOLATION lines the same.
                     [-s SECONDS] [-i USEC] [-r BURST]
 """
 import argparse
+import os
 import time
 
 import lclk
@@ -34,6 +35,8 @@ def main() -> None:
         ref = lclk.Clock(a.T)
         def truth() -> int:
             return ref.now().time_ns
+    # UTC on a continuous line, as fault_reader.c's leap_truth()
+    leap_at = int(os.environ.get("LCLK_FAULT_LEAP_AT", "0"))
     readings = synced = violations = 0
     max_ratio = 0.0
     max_err = 0
@@ -45,6 +48,9 @@ def main() -> None:
             n = clock.now()
             after = truth()
             lo, hi = before + a.c - a.e, after + a.c + a.e
+            if leap_at:
+                lo, hi = sorted(x - (10**9 if x >= leap_at else 0)
+                                for x in (lo, hi))
             err = lo - n.time_ns if n.time_ns < lo else max(n.time_ns - hi, 0)
             if not readings:
                 print(f"START {a.n} python", flush=True)

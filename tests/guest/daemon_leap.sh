@@ -28,21 +28,8 @@ echo "TAP version 13"
 NEW_YEAR_2017=1483228800
 
 # setmodel DEV "time SECONDS" | "leap LEAP AT_SECONDS TAI": one SET_MODEL.
-setmodel() {
-	python3 -c '
-import fcntl, os, struct, sys, time
-dev, what = sys.argv[1], sys.argv[2].split()
-fmt = "<IIqqqqqII4IqIi"		# struct lclk_set_model, 88 bytes
-SET_MODEL = (1 << 30) | (struct.calcsize(fmt) << 16) | (0xEC << 8) | 4
-z = [0] * 4
-off = int(what[1]) * 10**9 - time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-arg = (struct.pack(fmt, 7, 1, 0, off, 0, 1000000, 0, 0, 0, *z, 0, 0, 0)
-       if what[0] == "time" else	# OFFSET | RATE | BOUND, back allowed
-       struct.pack(fmt, 1 << 8, 0, 0, 0, 0, 0, 0, 0, 0, *z,
-                   int(what[2]) * 10**9, int(what[1]), int(what[3])))
-fcntl.ioctl(os.open(dev, os.O_RDWR), SET_MODEL, arg)
-' "$@"
-}
+# shellcheck disable=SC2086 # the words of $2 are the arguments
+setmodel() { tests/guest/lib/lclk_set.py "$1" $2; }
 j() { $lclkctl -d "$1" --json status 2>/dev/null |
 	python3 -c "import json,sys; d=json.load(sys.stdin); print($2)"; }
 leap_is() { [ "$(j /dev/lclk0 'd["leap"]')" = "$1" ]; }
