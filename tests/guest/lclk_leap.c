@@ -13,82 +13,12 @@
 #include <signal.h>
 #include <sys/socket.h>
 
-#include "lclk_test.h"
+#include "lclk_truth.h"
 #include "kselftest_harness.h"
-
-static __s64 raw_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
-/* What one run of readings found against the truth. */
-struct leap_check {
-	long readings;
-	long vouched;		/* SYNCED or HOLDOVER */
-	long straddling;	/* the truth stepped between r1 and r2 */
-	long violations;
-	__s64 worst;		/* largest |err| - bound among vouched readings */
-	__s64 max_bound;
-};
-
-/* The truth at raw time r: the line, stepped by step at the instant. */
-static __s64 truth_at(__s64 r, __s64 line, __s64 at, __s64 step)
-{
-	return r + line >= at ? r + line + step : r + line;
-}
-
-static void check_one(struct leap_check *s, const struct lclk_now *n,
-		      __s64 r1, __s64 r2, __s64 line, __s64 line_err,
-		      __s64 at, __s64 step)
-{
-	__s64 mid = r1 + (r2 - r1) / 2;
-	__s64 err;
-
-	s->readings++;
-	if (r1 + line < at && r2 + line >= at) {
-		s->straddling++;
-		return;
-	}
-	err = llabs(n->time_ns - truth_at(mid, line, at, step)) -
-	      (r2 - r1) / 2 - line_err - 1;
-	if (n->status != LCLK_STATUS_SYNCED && n->status != LCLK_STATUS_HOLDOVER)
-		return;
-	s->vouched++;
-	if (n->bound_ns > s->max_bound)
-		s->max_bound = n->bound_ns;
-	if (err - n->bound_ns > s->worst)
-		s->worst = err - n->bound_ns;
-	if (err > n->bound_ns && s->violations++ < 3)
-		fprintf(stderr, "# violation: logical %lld, error %lld ns, bound %lld ns\n",
-			(long long)n->time_ns, (long long)err,
-			(long long)n->bound_ns);
-}
-
-/* Read the page and GET_TIME for ms milliseconds. */
-static void read_for(struct lclk_clock *c, int ms, __s64 line, __s64 line_err,
-		     __s64 at, __s64 step, struct leap_check *s)
-{
-	__s64 end = raw_ns() + ms * 1000000LL;
-	struct lclk_now n;
-	__s64 r1, r2;
-
-	while ((r1 = raw_ns()) < end) {
-		lclk_now(c, &n);
-		r2 = raw_ns();
-		check_one(s, &n, r1, r2, line, line_err, at, step);
-		r1 = raw_ns();
-		lclk_now_ioctl(c, &n);
-		r2 = raw_ns();
-		check_one(s, &n, r1, r2, line, line_err, at, step);
-	}
-}
 
 FIXTURE(leap) {
 	struct lclk_clock c;
-	__s64 line, line_err;	/* logical - raw, and how well it is known */
+	struct lclk_truth t;	/* the line, never stepped */
 };
 
 static int set_leap(int fd, __u32 leap, __s64 at, __s32 tai)
@@ -106,23 +36,11 @@ static int set_leap(int fd, __u32 leap, __s64 at, __s32 tai)
 FIXTURE_SETUP(leap)
 {
 	struct lclk_set_model m;
-	struct lclk_now n;
-	__s64 r1, r2;
-	int i;
 
 	ASSERT_EQ(0, lclk_open(&self->c, LCLK_DEV0));
 	ASSERT_EQ(0, lclk_reset(self->c.fd));
 	ASSERT_EQ(0, set_leap(self->c.fd, LCLK_LEAP_NONE, 0, 0));
-	self->line_err = INT64_MAX;
-	for (i = 0; i < 20; i++) {
-		r1 = raw_ns();
-		lclk_now(&self->c, &n);
-		r2 = raw_ns();
-		if ((r2 - r1) / 2 + 1 < self->line_err) {
-			self->line_err = (r2 - r1) / 2 + 1;
-			self->line = n.time_ns - (r1 + (r2 - r1) / 2);
-		}
-	}
+	lclk_truth_line(&self->c, &self->t);
 	/* The bound starts at 100 us: room for the line's error, no more. */
 	memset(&m, 0, sizeof(m));
 	m.modes = LCLK_SET_BOUND;
@@ -142,10 +60,10 @@ static __s64 off_line(FIXTURE_DATA(leap) *self)
 	struct lclk_now n;
 	__s64 r1, r2;
 
-	r1 = raw_ns();
+	r1 = lclk_clock_ns(CLOCK_MONOTONIC_RAW);
 	lclk_now(&self->c, &n);
-	r2 = raw_ns();
-	return n.time_ns - (r1 + (r2 - r1) / 2 + self->line);
+	r2 = lclk_clock_ns(CLOCK_MONOTONIC_RAW);
+	return n.time_ns - (r1 + (r2 - r1) / 2 + self->t.line);
 }
 
 static int text_has(int fd, const char *what)
@@ -164,15 +82,17 @@ static void leap_across(struct __test_metadata *_metadata,
 			int tai_after)
 {
 	struct lclk_stats before = lclk_stats_of(self->c.fd), after;
+	struct lclk_truth t = self->t;
+	struct lclk_truth_check s;
 	struct lclk_params p;
-	struct leap_check s;
 	struct lclk_now n;
 	__s64 at, off;
 
-	memset(&s, 0, sizeof(s));
-	s.worst = INT64_MIN;
+	lclk_truth_start(&s);
 	lclk_now(&self->c, &n);
 	at = n.time_ns + 3 * NSEC;
+	t.at = at;
+	t.step = step;
 	ASSERT_EQ(0, set_leap(self->c.fd, leap, at, 37));
 	p = lclk_model_of(self->c.fd);
 	EXPECT_EQ(leap, p.leap);
@@ -183,7 +103,7 @@ static void leap_across(struct __test_metadata *_metadata,
 			     "leap: insert\n" : "leap: delete\n"));
 	EXPECT_TRUE(text_has(self->c.fd, "tai_offset_s: 37\n"));
 
-	read_for(&self->c, 4500, self->line, self->line_err, at, step, &s);
+	lclk_truth_read_for(&self->c, 4500, &t, &s);
 	off = off_line(self);
 	after = lclk_stats_of(self->c.fd);
 	p = lclk_model_of(self->c.fd);
@@ -223,12 +143,11 @@ TEST_F(leap, delete_steps_forward)
 TEST_F(leap, cancelled)
 {
 	struct lclk_stats before = lclk_stats_of(self->c.fd), after;
-	struct leap_check s;
+	struct lclk_truth_check s;
 	struct lclk_now n;
 	__s64 at;
 
-	memset(&s, 0, sizeof(s));
-	s.worst = INT64_MIN;
+	lclk_truth_start(&s);
 	lclk_now(&self->c, &n);
 	at = n.time_ns + 1500000000LL;
 	ASSERT_EQ(0, set_leap(self->c.fd, LCLK_LEAP_INSERT, at, 37));
@@ -238,7 +157,7 @@ TEST_F(leap, cancelled)
 	ASSERT_EQ(0, set_leap(self->c.fd, LCLK_LEAP_NONE, 0, 37));
 	lclk_now(&self->c, &n);
 	EXPECT_GT(NSEC / 2, n.bound_ns);
-	read_for(&self->c, 1500, self->line, self->line_err, INT64_MAX, 0, &s);
+	lclk_truth_read_for(&self->c, 1500, &self->t, &s);
 	after = lclk_stats_of(self->c.fd);
 	EXPECT_EQ(0, s.violations);
 	EXPECT_GT(1000000, llabs(off_line(self)));
