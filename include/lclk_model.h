@@ -78,8 +78,6 @@ static inline __s64 lclk_logical(__s64 t, __s64 t0, __s64 offset,
 /* Bound at base time t; unknown (S64 max) while the clock was never synced. */
 #define LCLK_BOUND_UNKNOWN	0x7fffffffffffffffLL
 
-#define LCLK_AGE_MAX	0x7fffffffffffffffULL
-
 /*
  * What the bound adds for rounding, so that it never rounds in the
  * reader's favour: the reading is the model's line floored to whole ns,
@@ -91,26 +89,25 @@ static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
 			       __s64 last_update, __s64 drift_mult)
 {
 	/*
-	 * Written without branches: it is on every reader's path, and the
-	 * result is the same as "unknown if unsynced, else bound0 plus the
-	 * growth over |t - last_update|". A time before the last sync (a
-	 * stamp taken earlier, converted now) is as far from that measurement
-	 * as one after it: a true clock within max_drift strays as far either
-	 * way, so the bound grows backwards as it grows forwards. An age past
-	 * 2^63 - 1 ns counts as 2^63 - 1.
+	 * A time before the last sync (a stamp taken earlier, converted now)
+	 * is as far from that measurement as one after it: a true clock
+	 * within max_drift strays as far either way, so the bound grows
+	 * backwards as it grows forwards.
+	 *
+	 * |t - last_update| is exact in unsigned arithmetic for any two s64
+	 * (it is below 2^64), and so is the growth: drift_mult is never
+	 * negative and the module keeps it below 2^34 (a widened drift and a
+	 * correction's growth together), so an age of 2^64 - 1 ns grows it by
+	 * less than 2^58, and bound0 (at most 2^52) plus that cannot overflow.
+	 * No saturation, no sign fix-up: this is on every reader's path.
 	 */
-	__s64 diff;
-	int wrapped = __builtin_sub_overflow(t, last_update, &diff);
-	__u64 sign = (__u64)(diff >> 63);
-	__u64 age = ((__u64)diff ^ sign) - sign;	/* |diff|; 2^63 for S64_MIN */
-	__s64 unknown = -(__s64)(status == LCLK_STATUS_UNSYNCED);
-	__s64 bound;
+	__u64 age = t >= last_update ? (__u64)t - (__u64)last_update :
+				       (__u64)last_update - (__u64)t;
+	__s64 growth = (__s64)(((unsigned __int128)age * (__u64)drift_mult) >>
+			       LCLK_RATE_SHIFT);
 
-	age |= -(__u64)wrapped;			/* |t - last_update| >= 2^63 */
-	age = age > LCLK_AGE_MAX ? LCLK_AGE_MAX : age;	/* a cmov */
-	bound = bound0 + lclk_scale((__s64)age, drift_mult) +
-		LCLK_BOUND_ROUNDING_NS;
-	return (bound & ~unknown) | (LCLK_BOUND_UNKNOWN & unknown);
+	return status == LCLK_STATUS_UNSYNCED ? LCLK_BOUND_UNKNOWN :
+		bound0 + growth + LCLK_BOUND_ROUNDING_NS;
 }
 
 /*
@@ -121,7 +118,7 @@ static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
 static inline __u32 lclk_status(__s64 t, __u32 status, __s64 last_update,
 				__s64 holdover)
 {
-	/* HOLDOVER is SYNCED + 1; no branch, as in lclk_bound() */
+	/* HOLDOVER is SYNCED + 1: no branch on every reader's path */
 	return status + ((status == LCLK_STATUS_SYNCED) &
 			 (t - last_update > holdover));
 }

@@ -71,10 +71,17 @@ struct lclk_dev {
  */
 static inline s64 lclk_caller_mono_shift(void)
 {
-	struct timespec64 ts = {};
-
-	timens_add_monotonic(&ts);
-	return timespec64_to_ns(&ts);
+#ifdef CONFIG_TIME_NS
+	/*
+	 * The offset timens_add_monotonic() adds, read as it reads it, but
+	 * without adding it to a zero timespec64 through an out-of-line
+	 * normalisation: this is on GET_TIME's path, and the offset is
+	 * normalised when it is set.
+	 */
+	return timespec64_to_ns(&current->nsproxy->time_ns->offsets.monotonic);
+#else
+	return 0;
+#endif
 }
 
 /* lclk_clock.c: the model and the writer of its page */

@@ -180,9 +180,15 @@ static void test_bound_status(void)
 	ok(lclk_bound(0, LCLK_STATUS_SYNCED, 7, LLONG_MAX, MAX_MULT) ==
 	   7 + 9223372030345215LL + 2,
 	   "the largest age backwards does not overflow");
+	/* 2^64 - 1 ns at 1099511627 / 2^40: 18446744060690431 ns, floored */
 	ok(lclk_bound(LLONG_MIN, LCLK_STATUS_SYNCED, 7, LLONG_MAX, MAX_MULT) ==
-	   7 + 9223372030345215LL + 2,
-	   "an age past 2^63 - 1 counts as 2^63 - 1, never negative");
+	   7 + 18446744060690431LL + 2,
+	   "an age past 2^63 - 1 is exact, never wrapped or negative");
+	/* past the module's widest growth (6 times the largest rate), same age */
+	ok(lclk_bound(LLONG_MAX, LCLK_STATUS_SYNCED, LCLK_MAX_BOUND_NS,
+		      LLONG_MIN, 8 * MAX_MULT) ==
+	   LCLK_MAX_BOUND_NS + 147573952485523455LL + 2,
+	   "largest bound0, age and widened drift do not overflow");
 	ok(lclk_bound(1000000000LL, LCLK_STATUS_SYNCED, 7, 0,
 		      lclk_ppb_to_mult(50000)) == 7 + 50000 + 2,
 	   "1 s at 50 ppm adds 50 us, rounded up");
@@ -207,9 +213,9 @@ static __s64 ref_bound(__s64 t, __u32 status, __s64 bound0, __s64 last,
 		return LCLK_BOUND_UNKNOWN;
 	if (age < 0)
 		age = -age;
-	if (age > LLONG_MAX)
-		age = LLONG_MAX;
-	return bound0 + lclk_scale((__s64)age, drift_mult) + LCLK_BOUND_ROUNDING_NS;
+	/* exact: age < 2^64 and drift_mult < 2^34 fit 128 bits */
+	return bound0 + (__s64)((age * drift_mult) >> LCLK_RATE_SHIFT) +
+	       LCLK_BOUND_ROUNDING_NS;
 }
 
 static __u32 ref_status(__s64 t, __u32 status, __s64 last, __s64 holdover)
@@ -229,7 +235,9 @@ static void test_reference(void)
 			  i & 4 ? (__s64)test_rand() : test_between(0, 1LL << 62);
 		__u32 st = test_rand() % 3;	/* stored: UNSYNCED, SYNCED, HOLDOVER */
 		__s64 b0 = test_between(0, LCLK_MAX_BOUND_NS);
-		__s64 dm = lclk_ppb_to_mult(test_rand() % (LCLK_MAX_DRIFT_PPB + 1));
+		/* past the widest the module makes it (6 times the largest rate) */
+		__s64 dm = i & 8 ? test_between(0, 8 * MAX_MULT) :
+			   lclk_ppb_to_mult(test_rand() % (LCLK_MAX_DRIFT_PPB + 1));
 		__s64 h = i & 2 ? test_between(0, 2000) : test_between(0, 1LL << 62);
 
 		if (lclk_bound(t, st, b0, last, dm) !=
