@@ -88,10 +88,13 @@ int apply_plan(const struct measurement *meas, const struct lclk_params *before,
 		return 0;
 	}
 
-	/* Rate headroom on the side the slew goes, and bound-growth headroom. */
+	/*
+	 * Rate headroom on the side the slew goes. The slew is a correction
+	 * (LCLK_SET_CORRECTION): the module ends it after slew_ns, or when
+	 * this process's file is released, so a killed lclkctl leaves no
+	 * slew behind, and it grows the bound by the slew rate meanwhile.
+	 */
 	headroom = info->max_rate_ppt - (off >= 0 ? before->rate_ppt : -before->rate_ppt);
-	if (headroom > ((int64_t)LCLK_MAX_DRIFT_PPB - before->max_drift_ppb) * 1000)
-		headroom = ((int64_t)LCLK_MAX_DRIFT_PPB - before->max_drift_ppb) * 1000;
 	if (headroom <= 0) {
 		snprintf(err, errlen, "no rate headroom to slew (rate %lld ppt, limit %lld ppt)",
 			 (long long)before->rate_ppt, (long long)info->max_rate_ppt);
@@ -103,10 +106,13 @@ int apply_plan(const struct measurement *meas, const struct lclk_params *before,
 		p->slew_ns = APPLY_MIN_SLEW_NS;
 	/* Truncated towards zero: never beyond the headroom. */
 	p->slew_ppt = (int64_t)((double)off * 1e12 / p->slew_ns);
-	s->modes = LCLK_SET_RATE | LCLK_SET_BOUND | LCLK_SET_MAX_DRIFT;
-	s->rate_ppt = before->rate_ppt + p->slew_ppt;
+	s->modes = LCLK_SET_RATE | LCLK_SET_CORRECTION | LCLK_SET_BOUND;
+	s->rate_ppt = before->rate_ppt;
+	s->corr_ppt = p->slew_ppt;
+	s->corr_ns = p->slew_ns;
 	s->bound_ns = mag + m->bound_ns + APPLY_ROUNDING_NS;
-	s->max_drift_ppb = before->max_drift_ppb + (llabs(p->slew_ppt) + 999) / 1000;
+	if (!s->corr_ppt)	/* offset 0: nothing to slew, a correction needs a rate */
+		s->modes = LCLK_SET_BOUND;
 	return 0;
 }
 

@@ -7,16 +7,18 @@
  * A measurement says reference - logical = offset +- bound at base time tb.
  * Far off (|offset| > the step threshold) the clock is stepped: one
  * SET_MODEL puts logical(tb) + offset at tb with the bound measured there.
- * Otherwise it is slewed: the rate is raised (or lowered) within the
- * module's limit until the offset is worked off, then restored, and the
- * remainder of the offset (at most what the timer was late or early)
- * applied as a forward step of a few ns, so the end is exact.
+ * Otherwise it is slewed: a correction (LCLK_SET_CORRECTION) on top of
+ * the rate, within the module's limit, for as long as working off the
+ * offset takes; lclkctl then restores the rate and applies the remainder
+ * (at most what its timer was late or early) as a forward step of a few
+ * ns, so the end is exact.
  *
  * The module's bound holds at every instant: during a slew it is
- * |offset| + bound, and the bound growth (max drift) is raised by the slew
- * rate, so even if the slew is never ended (the process is killed) the
- * clock's error cannot outgrow its bound. Each change is one ioctl, so
- * nothing is ever half-applied.
+ * |offset| + bound, and the module grows it by the correction's rate on
+ * top of max drift. The module also ends the correction by itself, at its
+ * planned end or when the process's file is released, so a killed lclkctl
+ * leaves no slew behind. Each change is one ioctl, so nothing is ever
+ * half-applied.
  */
 #ifndef LCLK_APPLY_H
 #define LCLK_APPLY_H
