@@ -103,7 +103,7 @@ static inline __s64 lclk_bound(__s64 t, __u32 status, __s64 bound0,
 	 */
 	__u64 age = t >= last_update ? (__u64)t - (__u64)last_update :
 				       (__u64)last_update - (__u64)t;
-	__s64 growth = (__s64)(((unsigned __int128)age * (__u64)drift_mult) >>
+	__s64 growth = (__s64)(((__uint128_t)age * (__u64)drift_mult) >>
 			       LCLK_RATE_SHIFT);
 
 	return status == LCLK_STATUS_UNSYNCED ? LCLK_BOUND_UNKNOWN :
