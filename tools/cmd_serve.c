@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd_serve.h"
 #include "daemon/daemon_ctl.h"
 #include "lib/cli.h"
 #include "lib/clock.h"
@@ -35,15 +36,6 @@
 #define SERVE_DEFAULT_USER	"nobody"
 /* Without a daemon to ask: as if following a stratum-1 server. */
 #define SERVE_DEFAULT_STRATUM	2
-/* How often the daemon is asked which stratum to announce. */
-#define STRATUM_REFRESH_NS	10000000000LL
-
-struct serve_opts {
-	const char *addr, *port, *user;
-	double rate, burst;
-	int stratum;		/* fixed by --stratum; 0: the daemon's */
-	struct ntp_allow allow;	/* clients served */
-};
 
 /*
  * Once the port is bound and the device open, root is needed no more:
@@ -193,17 +185,19 @@ static void read_tx_stamps(int fd, const struct target_clock *tc, struct ntp_xle
 	}
 }
 
-static int serve(int fd, const struct target_clock *tc, const struct serve_opts *o,
-		 int verbose)
+int serve_loop(int fd, const struct target_clock *tc, const struct serve_opts *o,
+	       int verbose, const volatile int *stop)
 {
+	int64_t refresh = o->stratum_refresh_ns ? o->stratum_refresh_ns : STRATUM_REFRESH_NS;
 	struct ratelimit *rl = malloc(sizeof(*rl));
 	struct ntp_xleave *xl = calloc(1, sizeof(*xl));
 	struct ntp_server_clock c = { .stratum = o->stratum ? o->stratum : SERVE_DEFAULT_STRATUM };
-	int64_t ask_at = monotonic_ns() + STRATUM_REFRESH_NS;
+	int64_t ask_at = monotonic_ns() + refresh;
 	uint8_t buf[NTP_MAX_LEN + 4], out[NTP_HEADER_LEN];
 	bool kernel = enable_timestamps(fd);
 	struct ntp_packet req, rep;
 	struct lclk_now rx, tx;
+	int ret = EXIT_FAIL;
 
 	if (!rl || !xl)
 		goto out;
@@ -232,6 +226,10 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 			if (errno == EINTR)
 				continue;
 			perror("lclkctl serve: poll");
+			goto out;
+		}
+		if (stop && *stop) {
+			ret = EXIT_OK;
 			goto out;
 		}
 		if (pfd.revents & POLLERR)
@@ -285,13 +283,13 @@ static int serve(int fd, const struct target_clock *tc, const struct serve_opts 
 		/* After the reply: asking never delays one. */
 		if (!o->stratum && tc->logical && rx.base_ns >= ask_at) {
 			ask_daemon_stratum(tc, &c.stratum);
-			ask_at = rx.base_ns + STRATUM_REFRESH_NS;
+			ask_at = rx.base_ns + refresh;
 		}
 	}
 out:
 	free(xl);
 	free(rl);
-	return EXIT_FAIL;
+	return ret;
 }
 
 static int run(int argc, char **argv, struct cli_global *g)
@@ -383,7 +381,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 		target_close(&tc);
 		return EXIT_PERM;
 	}
-	ret = serve(fd, &tc, &o, g->verbose);
+	ret = serve_loop(fd, &tc, &o, g->verbose, NULL);
 	close(fd);
 	target_close(&tc);
 	return ret;

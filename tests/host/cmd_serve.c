@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lclkctl serve's loop against a daemon whose control socket a local user
+ * keeps busy: the daemon's own client handling (daemon_clients.c, 16
+ * slots, 2 s each) runs in a thread on a socket of the test's, a hostile
+ * "user" thread keeps every slot and the listen backlog full, and a client
+ * asks serve (on loopback, from a clock page of the test's) ten times a
+ * second. Every request must be answered at once, whatever the daemon's
+ * socket does; once the hostile user leaves, serve learns the daemon's
+ * stratum all the same.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "cmd_serve.h"
+#include "daemon/daemon_clients.h"
+#include "daemon/daemon_ctl.h"
+#include "lclk_model.h"
+#include "lib/clock_offset.h"
+
+#define MS		1000000LL
+#define HOSTILE_CONNS	48	/* the 16 slots and the backlog of 8, with room */
+#define DAEMON_STRATUM	3	/* of its selected source: serve announces 4 */
+
+static volatile int stop_daemon, stop_hostile, stop_serve;
+
+struct fake_daemon {
+	int listen_fd;
+	struct clients cl;
+	struct daemon_report report;
+};
+
+static const struct daemon_report *report_of(void *arg)
+{
+	return &((struct fake_daemon *)arg)->report;
+}
+
+/* The daemon's event loop, as far as its control clients go. */
+static void *daemon_thread(void *arg)
+{
+	struct fake_daemon *d = arg;
+
+	while (!stop_daemon) {
+		struct pollfd p[CLIENTS_MAX + 1];
+		unsigned int n = clients_pollfds(&d->cl, p);
+		bool room = clients_room(&d->cl);
+		int64_t now = monotonic_ns(), next = clients_next_deadline(&d->cl);
+		int timeout = next == INT64_MAX || next - now > 20 * MS ? 20 :
+			      next <= now ? 0 : (int)((next - now) / MS);
+
+		if (room) {
+			p[n].fd = d->listen_fd;
+			p[n].events = POLLIN;
+			p[n].revents = 0;
+		}
+		poll(p, n + room, timeout);
+		now = monotonic_ns();
+		if (room && p[n].revents)
+			clients_accept(&d->cl, d->listen_fd, CLIENT_CONTROL, now);
+		clients_run(&d->cl, p, n, now);
+	}
+	clients_close_all(&d->cl);
+	return NULL;
+}
+
+/*
+ * A local user holding every slot: connections that never send, made
+ * again as soon as the daemon drops them, so the slots and the backlog
+ * stay full.
+ */
+static void *hostile_thread(void *arg)
+{
+	const char *path = arg;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd[HOSTILE_CONNS], i;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	for (i = 0; i < HOSTILE_CONNS; i++)
+		fd[i] = -1;
+	while (!stop_hostile) {
+		struct pollfd p[HOSTILE_CONNS];
+
+		for (i = 0; i < HOSTILE_CONNS; i++) {
+			if (fd[i] >= 0)
+				continue;
+			fd[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+			if (fd[i] >= 0 && connect(fd[i], (struct sockaddr *)&sun, sizeof(sun))) {
+				close(fd[i]);
+				fd[i] = -1;
+			}
+		}
+		for (i = 0; i < HOSTILE_CONNS; i++) {
+			p[i].fd = fd[i];
+			p[i].events = POLLIN;
+			p[i].revents = 0;
+		}
+		poll(p, HOSTILE_CONNS, 5);
+		for (i = 0; i < HOSTILE_CONNS; i++) {
+			if (fd[i] >= 0 && p[i].revents) {
+				close(fd[i]);
+				fd[i] = -1;
+			}
+		}
+	}
+	for (i = 0; i < HOSTILE_CONNS; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return NULL;
+}
+
+struct server {
+	int fd;
+	struct target_clock tc;
+	struct serve_opts o;
+};
+
+static void *serve_thread(void *arg)
+{
+	struct server *s = arg;
+
+	serve_loop(s->fd, &s->tc, &s->o, 0, &stop_serve);
+	return NULL;
+}
+
+/*
+ * Ask serve at port count times, every interval: the longest wait for a
+ * reply (each request's, and any left unanswered counts from its sending
+ * to the end), and the stratum of the last reply.
+ */
+static int64_t ask(int port, int count, int64_t interval, int *answered, int *stratum)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int64_t sent[256], start, worst = 0, end;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), i, next = 0;
+	bool got[256] = {};
+
+	*answered = 0;
+	start = monotonic_ns();
+	end = start + count * interval + 500 * MS;
+	while (monotonic_ns() < end && *answered < count) {
+		int64_t now = monotonic_ns(), wake = next < count ? start + next * interval : end;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint8_t buf[NTP_HEADER_LEN];
+
+		if (next < count && now >= wake) {
+			struct ntp_packet req = { .version = 4, .mode = 3,
+						  .transmit_ts = 1000 + next };
+
+			ntp_encode(&req, buf);
+			sent[next] = now;
+			sendto(fd, buf, sizeof(buf), 0, (struct sockaddr *)&to, sizeof(to));
+			next++;
+			continue;
+		}
+		if (poll(&p, 1, (int)((wake - now) / MS) + 1) == 1 &&
+		    recv(fd, buf, sizeof(buf), 0) == NTP_HEADER_LEN) {
+			struct ntp_packet rep;
+			uint64_t k;
+
+			now = monotonic_ns();
+			if (ntp_decode(buf, sizeof(buf), &rep) != NTP_OK)
+				continue;
+			k = rep.origin_ts - 1000;
+			if (k >= (uint64_t)next || got[k])
+				continue;
+			got[k] = true;
+			(*answered)++;
+			*stratum = rep.stratum;
+			if (now - sent[k] > worst)
+				worst = now - sent[k];
+		}
+	}
+	for (i = 0; i < next; i++)
+		if (!got[i] && monotonic_ns() - sent[i] > worst)
+			worst = monotonic_ns() - sent[i];
+	close(fd);
+	return worst;
+}
+
+TEST(replies_never_wait_on_a_busy_daemon)
+{
+	char dir[] = "/tmp/lclk-serve-ctl-XXXXXX", path[96], dev[96], err[256];
+	static struct lclk_page page;
+	struct fake_daemon *d = calloc(1, sizeof(*d));
+	struct server s = { .o = { .rate = 1000, .burst = 1000,
+				   .stratum_refresh_ns = 1000 * MS } };
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(addr);
+	pthread_t dt, ht, st;
+	int64_t worst;
+	int answered, stratum = 0, fd;
+
+	ASSERT_NE(NULL, d);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ctl.sock", dir);
+	snprintf(dev, sizeof(dev), "%s/lclk0", dir);
+	fd = open(dev, O_CREAT | O_WRONLY, 0600);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	setenv("LCLK_CONTROL", path, 1);
+
+	/* The daemon: its source of stratum 3 selected, on "device" dev. */
+	snprintf(d->report.device, sizeof(d->report.device), "%s", dev);
+	d->report.nsources = 1;
+	d->report.selected = 0;
+	d->report.sources[0].stratum = DAEMON_STRATUM;
+	d->listen_fd = ctl_listen(path, err, sizeof(err));
+	ASSERT_GE(d->listen_fd, 0) TH_LOG("%s", err);
+	clients_init(&d->cl, report_of, d);
+	ASSERT_EQ(0, pthread_create(&dt, NULL, daemon_thread, d));
+	ASSERT_EQ(0, pthread_create(&ht, NULL, hostile_thread, path));
+	usleep(300 * MS / 1000);	/* every slot taken */
+
+	/* A synchronised clock, a page of the test's. */
+	page.magic = LCLK_PAGE_MAGIC;
+	page.params.status = LCLK_STATUS_SYNCED;
+	page.params.offset_ns = 1700000000LL * 1000 * MS;
+	page.params.bound0_ns = 1000;
+	page.params.last_update_ns = monotonic_ns();
+	page.params.holdover_ns = 3600 * 1000 * MS;
+	s.tc.logical = true;
+	s.tc.lc.fd = -1;
+	s.tc.lc.page = &page;
+	s.tc.path = dev;
+	ASSERT_EQ(0, ntp_allow_add(&s.o.allow, "127.0.0.0/8"));
+	s.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_EQ(0, bind(s.fd, (struct sockaddr *)&addr, sizeof(addr)));
+	ASSERT_EQ(0, getsockname(s.fd, (struct sockaddr *)&addr, &alen));
+	ASSERT_EQ(0, pthread_create(&st, NULL, serve_thread, &s));
+
+	/* 4 s at 10/s: serve asks the daemon each second meanwhile. */
+	worst = ask(ntohs(addr.sin_port), 40, 100 * MS, &answered, &stratum);
+	EXPECT_EQ(40, answered);
+	EXPECT_LE(worst, 100 * MS) TH_LOG("a reply waited %lld ms on the daemon's socket",
+					  (long long)(worst / MS));
+	TH_LOG("slots held: %d of 40 answered, the longest wait %lld ms", answered,
+	       (long long)(worst / MS));
+
+	/* The user leaves: the daemon's stratum comes through, asked the same way. */
+	stop_hostile = 1;
+	pthread_join(ht, NULL);
+	worst = ask(ntohs(addr.sin_port), 30, 100 * MS, &answered, &stratum);
+	EXPECT_EQ(30, answered);
+	EXPECT_LE(worst, 100 * MS);
+	EXPECT_EQ(DAEMON_STRATUM + 1, stratum);
+	TH_LOG("daemon free: %d of 30 answered, the longest wait %lld ms, stratum %d",
+	       answered, (long long)(worst / MS), stratum);
+
+	stop_serve = 1;
+	sendto(s.fd, "", 0, 0, (struct sockaddr *)&addr, sizeof(addr));	/* wakes it */
+	pthread_join(st, NULL);
+	close(s.fd);
+	stop_daemon = 1;
+	pthread_join(dt, NULL);
+	ctl_close(d->listen_fd, path);
+	unlink(dev);
+	rmdir(dir);
+	free(d);
+}
+
+TEST_HARNESS_MAIN
