@@ -25,6 +25,7 @@
 #include "lib/clock.h"
 #include "lib/clock_offset.h"
 #include "lib/net_tstamp.h"
+#include "lib/timeout.h"
 #include "ntp/ntp_server.h"
 
 #define OPT_RATE	0x100
@@ -105,21 +106,61 @@ static int8_t clock_precision(const struct target_clock *tc)
 
 /*
  * The stratum the daemon steering tc's device derives from its selected
- * source. *stratum stays as it is when no daemon of that device answers or
- * it has no source selected (in holdover the last one stands).
+ * source: the one thing serve needs that only the daemon knows (time,
+ * bound, status, leap and the last update come from the device's page).
+ * *stratum stays as it is when the answer is of another device or no
+ * source is selected (in holdover the last one stands).
  */
-static void ask_daemon_stratum(const struct target_clock *tc, int *stratum)
+static void daemon_stratum(const struct target_clock *tc, const char *answer, int *stratum)
 {
-	char *answer = NULL, dev[256];
 	struct stat ours, theirs;
+	char dev[256];
 	int s;
 
-	if (ctl_query(ctl_socket_path(), "stratum", &answer))
-		return;
 	if (sscanf(answer, "%255s %d", dev, &s) == 2 && s >= 1 && s <= 16 &&
 	    !stat(dev, &theirs) && !stat(tc->path, &ours) && theirs.st_rdev == ours.st_rdev)
 		*stratum = s;
-	free(answer);
+}
+
+/*
+ * Ask the daemon, without ever waiting on it: a local user can hold every
+ * slot of its control socket (world-connectable), and NTP replies must not
+ * stop meanwhile. A query is started when due, read as its answer comes
+ * (the loop polls its socket) and given up at CTL_QUERY_TIMEOUT_NS; the
+ * next comes refresh_ns after one ends, answered or not.
+ */
+#define CTL_QUERY_TIMEOUT_NS	5000000000LL
+
+struct stratum_query {
+	struct ctl_async q;
+	int64_t ask_at;		/* CLOCK_MONOTONIC of the next query */
+	int64_t refresh_ns;
+};
+
+static void stratum_query_run(struct stratum_query *sq, const struct target_clock *tc,
+			      short revents, int *stratum)
+{
+	int64_t now = monotonic_ns();
+	int r;
+
+	if (ctl_async_busy(&sq->q)) {
+		r = ctl_async_run(&sq->q, revents, now);
+		if (r == 1)
+			daemon_stratum(tc, sq->q.answer, stratum);
+		if (r)
+			sq->ask_at = now + sq->refresh_ns;
+	} else if (now >= sq->ask_at &&
+		   ctl_async_start(&sq->q, ctl_socket_path(), "stratum", now, CTL_QUERY_TIMEOUT_NS)) {
+		sq->ask_at = now + sq->refresh_ns;
+	}
+}
+
+/* When the loop must wake for the query, INT64_MAX never. */
+static int64_t stratum_query_wake(const struct stratum_query *sq, bool asks)
+{
+	if (!asks)
+		return INT64_MAX;
+	return ctl_async_busy(&sq->q) ? sq->q.deadline_ns : sq->ask_at;
 }
 
 static int64_t last_update_logical(const struct target_clock *tc)
@@ -185,44 +226,109 @@ static void read_tx_stamps(int fd, const struct target_clock *tc, struct ntp_xle
 	}
 }
 
+/* What the loop keeps across requests. */
+struct serve_state {
+	struct ratelimit rl;
+	struct ntp_xleave xl;
+	struct ntp_server_clock c;
+};
+
+/* Read one request and answer it. -1 on an error of the socket. */
+static int answer_one(int fd, const struct target_clock *tc, const struct serve_opts *o,
+		      struct serve_state *st, int verbose)
+{
+	uint8_t buf[NTP_MAX_LEN + 4], out[NTP_HEADER_LEN];
+	struct sockaddr_storage from;
+	char control[512];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = {
+		.msg_name = &from, .msg_namelen = sizeof(from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct ntp_server_clock *c = &st->c;
+	struct ntp_packet req, rep;
+	struct lclk_now rx, tx;
+	int64_t rt, base, err;
+	bool interleaved;
+	ssize_t n;
+
+	n = recvmsg(fd, &msg, MSG_DONTWAIT);
+	target_now(tc, &rx);
+	if (n < 0) {
+		if (errno == EINTR || errno == EAGAIN)
+			return 0;
+		perror("lclkctl serve: recvmsg");
+		return -1;
+	}
+	rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
+	if (rt) {
+		int64_t t = target_from_realtime(tc, rt, &base, &err);
+
+		/* Never later than our own reading: that would be a bad conversion. */
+		if (t <= rx.time_ns) {
+			rx.time_ns = t;
+			rx.base_ns = base;
+		}
+	}
+	if (!ntp_allow_match(&o->allow, (struct sockaddr *)&from) ||
+	    !ntp_server_request(buf, n, &req) ||
+	    !ratelimit_allow(&st->rl, (struct sockaddr *)&from, rx.base_ns))
+		return 0;
+	c->receive_ns = rx.time_ns;
+	c->reference_ns = last_update_logical(tc);
+	target_now(tc, &tx);
+	c->transmit_ns = tx.time_ns;
+	c->status = tx.status;
+	c->bound_ns = tx.bound_ns;
+	c->leap = pending_leap(tc);
+	ntp_server_reply(&req, c, &rep);
+	interleaved = ntp_xleave_reply(&st->xl, &req, &rep);
+	ntp_encode(&rep, out);
+	if (sendto(fd, out, sizeof(out), 0, (struct sockaddr *)&from, msg.msg_namelen) < 0 &&
+	    verbose)
+		perror("lclkctl serve: sendto");
+	if (verbose) {
+		char host[64] = "?";
+
+		getnameinfo((struct sockaddr *)&from, msg.msg_namelen, host, sizeof(host),
+			    NULL, 0, NI_NUMERICHOST);
+		fprintf(stderr, "lclkctl serve: %s: leap %u stratum %u%s, %llu dropped by the rate limit\n",
+			host, rep.leap, rep.stratum, interleaved ? " interleaved" : "",
+			(unsigned long long)st->rl.dropped);
+	}
+	return 0;
+}
+
 int serve_loop(int fd, const struct target_clock *tc, const struct serve_opts *o,
 	       int verbose, const volatile int *stop)
 {
-	int64_t refresh = o->stratum_refresh_ns ? o->stratum_refresh_ns : STRATUM_REFRESH_NS;
-	struct ratelimit *rl = malloc(sizeof(*rl));
-	struct ntp_xleave *xl = calloc(1, sizeof(*xl));
-	struct ntp_server_clock c = { .stratum = o->stratum ? o->stratum : SERVE_DEFAULT_STRATUM };
-	int64_t ask_at = monotonic_ns() + refresh;
-	uint8_t buf[NTP_MAX_LEN + 4], out[NTP_HEADER_LEN];
-	bool kernel = enable_timestamps(fd);
-	struct ntp_packet req, rep;
-	struct lclk_now rx, tx;
+	struct serve_state *st = calloc(1, sizeof(*st));
+	struct stratum_query sq = {
+		.ask_at = monotonic_ns(),	/* at once, and every refresh_ns */
+		.refresh_ns = o->stratum_refresh_ns ? o->stratum_refresh_ns : STRATUM_REFRESH_NS,
+	};
+	bool asks = !o->stratum && tc->logical;
 	int ret = EXIT_FAIL;
 
-	if (!rl || !xl)
-		goto out;
-	if (!kernel)
+	ctl_async_init(&sq.q);
+	if (!st)
+		return EXIT_FAIL;
+	st->c.stratum = o->stratum ? o->stratum : SERVE_DEFAULT_STRATUM;
+	if (!enable_timestamps(fd))
 		fprintf(stderr, "lclkctl serve: no kernel timestamps (%s): basic mode, user-space times\n",
 			strerror(errno));
-	ratelimit_init(rl, o->rate, o->burst);
-	c.precision = clock_precision(tc);
-	if (!o->stratum && tc->logical)
-		ask_daemon_stratum(tc, &c.stratum);
+	ratelimit_init(&st->rl, o->rate, o->burst);
+	st->c.precision = clock_precision(tc);
 	for (;;) {
-		struct sockaddr_storage from;
-		char control[512];
-		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-		struct msghdr msg = {
-			.msg_name = &from, .msg_namelen = sizeof(from),
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = control, .msg_controllen = sizeof(control),
+		struct pollfd pfd[2] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = sq.q.fd, .events = POLLIN },
 		};
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t rt, base, err;
-		bool interleaved;
-		ssize_t n;
+		int64_t wake = stratum_query_wake(&sq, asks), now = monotonic_ns();
 
-		if (poll(&pfd, 1, -1) < 0) {
+		if (poll(pfd, ctl_async_busy(&sq.q) ? 2 : 1,
+			 wake == INT64_MAX ? -1 : timeout_ms(wake - now)) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("lclkctl serve: poll");
@@ -232,63 +338,18 @@ int serve_loop(int fd, const struct target_clock *tc, const struct serve_opts *o
 			ret = EXIT_OK;
 			goto out;
 		}
-		if (pfd.revents & POLLERR)
-			read_tx_stamps(fd, tc, xl);
-		if (!(pfd.revents & POLLIN))
-			continue;
-		n = recvmsg(fd, &msg, MSG_DONTWAIT);
-		target_now(tc, &rx);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			perror("lclkctl serve: recvmsg");
+		if (pfd[0].revents & POLLERR)
+			read_tx_stamps(fd, tc, &st->xl);
+		if ((pfd[0].revents & POLLIN) && answer_one(fd, tc, o, st, verbose))
 			goto out;
-		}
-		rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
-		if (rt) {
-			int64_t t = target_from_realtime(tc, rt, &base, &err);
-
-			/* Never later than our own reading: that would be a bad conversion. */
-			if (t <= rx.time_ns) {
-				rx.time_ns = t;
-				rx.base_ns = base;
-			}
-		}
-		if (!ntp_allow_match(&o->allow, (struct sockaddr *)&from) ||
-		    !ntp_server_request(buf, n, &req) ||
-		    !ratelimit_allow(rl, (struct sockaddr *)&from, rx.base_ns))
-			continue;
-		c.receive_ns = rx.time_ns;
-		c.reference_ns = last_update_logical(tc);
-		target_now(tc, &tx);
-		c.transmit_ns = tx.time_ns;
-		c.status = tx.status;
-		c.bound_ns = tx.bound_ns;
-		c.leap = pending_leap(tc);
-		ntp_server_reply(&req, &c, &rep);
-		interleaved = ntp_xleave_reply(xl, &req, &rep);
-		ntp_encode(&rep, out);
-		if (sendto(fd, out, sizeof(out), 0, (struct sockaddr *)&from, msg.msg_namelen) < 0 &&
-		    verbose)
-			perror("lclkctl serve: sendto");
-		if (verbose) {
-			char host[64] = "?";
-
-			getnameinfo((struct sockaddr *)&from, msg.msg_namelen, host, sizeof(host),
-				    NULL, 0, NI_NUMERICHOST);
-			fprintf(stderr, "lclkctl serve: %s: leap %u stratum %u%s, %llu dropped by the rate limit\n",
-				host, rep.leap, rep.stratum, interleaved ? " interleaved" : "",
-				(unsigned long long)rl->dropped);
-		}
 		/* After the reply: asking never delays one. */
-		if (!o->stratum && tc->logical && rx.base_ns >= ask_at) {
-			ask_daemon_stratum(tc, &c.stratum);
-			ask_at = rx.base_ns + refresh;
-		}
+		if (asks)
+			stratum_query_run(&sq, tc, ctl_async_busy(&sq.q) ? pfd[1].revents : 0,
+					  &st->c.stratum);
 	}
 out:
-	free(xl);
-	free(rl);
+	ctl_async_cancel(&sq.q);
+	free(st);
 	return ret;
 }
 

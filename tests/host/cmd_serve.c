@@ -248,8 +248,8 @@ TEST(replies_never_wait_on_a_busy_daemon)
 	EXPECT_EQ(40, answered);
 	EXPECT_LE(worst, 100 * MS) TH_LOG("a reply waited %lld ms on the daemon's socket",
 					  (long long)(worst / MS));
-	TH_LOG("slots held: %d of 40 answered, the longest wait %lld ms", answered,
-	       (long long)(worst / MS));
+	TH_LOG("slots held: %d of 40 answered, the longest wait %lld ms, stratum %d", answered,
+	       (long long)(worst / MS), stratum);
 
 	/* The user leaves: the daemon's stratum comes through, asked the same way. */
 	stop_hostile = 1;
