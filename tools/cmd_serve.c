@@ -25,6 +25,7 @@
 #include "lib/clock.h"
 #include "lib/clock_offset.h"
 #include "lib/net_tstamp.h"
+#include "lib/realtime_track.h"
 #include "lib/timeout.h"
 #include "ntp/ntp_server.h"
 
@@ -198,10 +199,39 @@ static bool enable_timestamps(int fd)
 }
 
 /*
+ * Target time (and CLOCK_MONOTONIC, *base) of a kernel CLOCK_REALTIME
+ * stamp rt, with the REALTIME - MONOTONIC difference t measured when the
+ * socket was read.
+ */
+static int stamp_to_target(const struct target_clock *tc, const struct realtime_track *t,
+			   int64_t rt, int64_t *time, int64_t *base)
+{
+	*base = rt - t->off;
+	*time = tc->logical ? target_from_base(tc, *base) : rt;
+	return 0;
+}
+
+void serve_tx_stamp(struct ntp_xleave *xl, const struct target_clock *tc,
+		    const struct realtime_track *t, const uint8_t *frame, size_t len,
+		    int64_t rt, int64_t now)
+{
+	struct ntp_packet rep;
+	int64_t time, base;
+
+	(void)now;
+	if (!rt || len < NTP_HEADER_LEN ||
+	    ntp_decode(frame + len - NTP_HEADER_LEN, NTP_HEADER_LEN, &rep) != NTP_OK ||
+	    stamp_to_target(tc, t, rt, &time, &base))
+		return;
+	ntp_xleave_stamped(xl, &rep, time);
+}
+
+/*
  * Transmit timestamps of our replies. The looped-back data is the frame as
  * the driver saw it; the NTP header is its last 48 bytes.
  */
-static void read_tx_stamps(int fd, const struct target_clock *tc, struct ntp_xleave *xl)
+static void read_tx_stamps(int fd, const struct target_clock *tc,
+			   const struct realtime_track *t, struct ntp_xleave *xl)
 {
 	uint8_t data[2048];
 	char control[512];
@@ -212,17 +242,13 @@ static void read_tx_stamps(int fd, const struct target_clock *tc, struct ntp_xle
 			.msg_iov = &iov, .msg_iovlen = 1,
 			.msg_control = control, .msg_controllen = sizeof(control),
 		};
-		struct ntp_packet rep;
-		int64_t rt, base, err;
 		ssize_t n = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
 
 		if (n < 0)
 			return;
-		rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
-		if (!rt || n < NTP_HEADER_LEN || (msg.msg_flags & MSG_TRUNC) ||
-		    ntp_decode(data + n - NTP_HEADER_LEN, NTP_HEADER_LEN, &rep) != NTP_OK)
-			continue;
-		ntp_xleave_stamped(xl, &rep, target_from_realtime(tc, rt, &base, &err));
+		if (!(msg.msg_flags & MSG_TRUNC))
+			serve_tx_stamp(xl, tc, t, data, n, net_tstamp(&msg, NET_TSTAMP_SOFTWARE),
+				       monotonic_ns());
 	}
 }
 
@@ -231,6 +257,7 @@ struct serve_state {
 	struct ratelimit rl;
 	struct ntp_xleave xl;
 	struct ntp_server_clock c;
+	struct realtime_track rt;	/* converts the kernel's software stamps */
 };
 
 /* Read one request and answer it. -1 on an error of the socket. */
@@ -249,7 +276,7 @@ static int answer_one(int fd, const struct target_clock *tc, const struct serve_
 	struct ntp_server_clock *c = &st->c;
 	struct ntp_packet req, rep;
 	struct lclk_now rx, tx;
-	int64_t rt, base, err;
+	int64_t rt, base, t;
 	bool interleaved;
 	ssize_t n;
 
@@ -262,14 +289,10 @@ static int answer_one(int fd, const struct target_clock *tc, const struct serve_
 		return -1;
 	}
 	rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
-	if (rt) {
-		int64_t t = target_from_realtime(tc, rt, &base, &err);
-
-		/* Never later than our own reading: that would be a bad conversion. */
-		if (t <= rx.time_ns) {
-			rx.time_ns = t;
-			rx.base_ns = base;
-		}
+	/* Never later than our own reading: that would be a bad conversion. */
+	if (rt && !stamp_to_target(tc, &st->rt, rt, &t, &base) && t <= rx.time_ns) {
+		rx.time_ns = t;
+		rx.base_ns = base;
 	}
 	if (!ntp_allow_match(&o->allow, (struct sockaddr *)&from) ||
 	    !ntp_server_request(buf, n, &req) ||
@@ -320,6 +343,10 @@ int serve_loop(int fd, const struct target_clock *tc, const struct serve_opts *o
 			strerror(errno));
 	ratelimit_init(&st->rl, o->rate, o->burst);
 	st->c.precision = clock_precision(tc);
+	if (realtime_track_start(&st->rt)) {
+		perror("lclkctl serve: CLOCK_REALTIME");
+		goto out;
+	}
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = fd, .events = POLLIN },
@@ -338,8 +365,13 @@ int serve_loop(int fd, const struct target_clock *tc, const struct serve_opts *o
 			ret = EXIT_OK;
 			goto out;
 		}
+		/* The difference now, for the stamps of what was read meanwhile. */
+		if (pfd[0].revents && realtime_track_measure(&st->rt)) {
+			perror("lclkctl serve: CLOCK_REALTIME");
+			goto out;
+		}
 		if (pfd[0].revents & POLLERR)
-			read_tx_stamps(fd, tc, &st->xl);
+			read_tx_stamps(fd, tc, &st->rt, &st->xl);
 		if ((pfd[0].revents & POLLIN) && answer_one(fd, tc, o, st, verbose))
 			goto out;
 		/* After the reply: asking never delays one. */

@@ -6,6 +6,7 @@
 #ifndef LCLK_CMD_SERVE_H
 #define LCLK_CMD_SERVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lib/clock.h"
@@ -29,5 +30,17 @@ struct serve_opts {
  */
 int serve_loop(int fd, const struct target_clock *tc, const struct serve_opts *o,
 	       int verbose, const volatile int *stop);
+
+/*
+ * The kernel says our reply, looped back from the error queue as frame
+ * (the NTP header its last bytes), left at CLOCK_REALTIME rt: keep its
+ * departure in xl, as target time, for an interleaved reply. t is the
+ * REALTIME - MONOTONIC difference serve tracks, now the CLOCK_MONOTONIC
+ * the error queue was read at.
+ */
+struct realtime_track;
+void serve_tx_stamp(struct ntp_xleave *xl, const struct target_clock *tc,
+		    const struct realtime_track *t, const uint8_t *frame, size_t len,
+		    int64_t rt, int64_t now);
 
 #endif /* LCLK_CMD_SERVE_H */

@@ -30,6 +30,7 @@
 #include "daemon/daemon_ctl.h"
 #include "lclk_model.h"
 #include "lib/clock_offset.h"
+#include "lib/realtime_track.h"
 
 #define MS		1000000LL
 #define HOSTILE_CONNS	48	/* the 16 slots and the backlog of 8, with room */
@@ -271,6 +272,93 @@ TEST(replies_never_wait_on_a_busy_daemon)
 	unlink(dev);
 	rmdir(dir);
 	free(d);
+}
+
+/*
+ * A transmit stamp converted with the REALTIME - MONOTONIC difference in
+ * force when the kernel took it: REALTIME is stepped (in the track the
+ * test feeds, never the real clock) between the reply's departure and the
+ * read of its stamp from the error queue, and the interleaved t3 handed out
+ * next is the departure exactly. A logical clock of the test's: the
+ * logical time of CLOCK_MONOTONIC m is m + LOGICAL.
+ */
+#define REALTIME_OFF	(1700000000LL * 1000 * MS)	/* REALTIME - MONOTONIC */
+#define LOGICAL		(1700000000LL * 1000 * MS + 123456789)
+
+static void fake_clock(struct target_clock *tc, struct lclk_page *page)
+{
+	memset(page, 0, sizeof(*page));
+	page->magic = LCLK_PAGE_MAGIC;
+	page->params.status = LCLK_STATUS_SYNCED;
+	page->params.offset_ns = LOGICAL;
+	page->params.bound0_ns = 1000;
+	page->params.last_update_ns = 1;
+	page->params.holdover_ns = INT64_MAX / 2;
+	memset(tc, 0, sizeof(*tc));
+	tc->logical = true;
+	tc->lc.fd = -1;
+	tc->lc.page = page;
+	tc->path = "/dev/null";
+}
+
+/*
+ * The transmit time the interleaved reply to the next request hands out,
+ * after a reply received at monotonic 1000 ms left at 1005 ms, its stamp
+ * read at 1010 ms; REALTIME stepped by step_ns between 1005 and 1010 ms
+ * (0: no step). 0 if none is handed out.
+ */
+static uint64_t t3_after_step(int64_t step_ns)
+{
+	static struct lclk_page page;
+	struct ntp_xleave *xl = calloc(1, sizeof(*xl));
+	struct ntp_server_clock c = { .status = LCLK_STATUS_SYNCED, .bound_ns = 1000,
+				      .stratum = 2, .precision = -20,
+				      .receive_ns = LOGICAL + 1000 * MS,
+				      .transmit_ns = LOGICAL + 1001 * MS };
+	struct ntp_packet req = { .version = 4, .mode = NTP_MODE_CLIENT, .transmit_ts = 7 };
+	struct ntp_packet first, q, rep;
+	struct target_clock tc;
+	struct realtime_track t;
+	uint8_t frame[42 + NTP_HEADER_LEN] = {};	/* Ethernet, IPv4, UDP, NTP */
+	uint64_t t3 = 0;
+
+	if (!xl)
+		return 0;
+	fake_clock(&tc, &page);
+	ntp_server_reply(&req, &c, &first);
+	ntp_encode(&first, frame + 42);
+	/* The loop measured the difference before the reply left... */
+	realtime_track_init(&t, REALTIME_OFF, 50, 999 * MS);
+	/* ...and again, past the step, when the error queue woke it. */
+	realtime_track_update(&t, REALTIME_OFF + step_ns, 50, 1010 * MS);
+	serve_tx_stamp(xl, &tc, &t, frame, sizeof(frame), REALTIME_OFF + 1005 * MS, 1010 * MS);
+
+	q = (struct ntp_packet){ .version = 4, .mode = NTP_MODE_CLIENT,
+				 .origin_ts = first.receive_ts,
+				 .receive_ts = 0xaaaa5555aaaa5555ULL, .transmit_ts = 42 };
+	c.receive_ns = LOGICAL + 2000 * MS;
+	c.transmit_ns = LOGICAL + 2001 * MS;
+	ntp_server_reply(&q, &c, &rep);
+	if (ntp_xleave_reply(xl, &q, &rep))
+		t3 = rep.transmit_ts;
+	free(xl);
+	return t3;
+}
+
+TEST(tx_stamp_converted_as_of_its_taking)
+{
+	uint64_t want = ntp_unix_ns_to_ts(LOGICAL + 1005 * MS);
+	int64_t steps[] = { 0, -1000 * MS, 1000 * MS, -3600000 * MS };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		uint64_t t3 = t3_after_step(steps[i]);
+
+		EXPECT_EQ(want, t3)
+			TH_LOG("REALTIME stepped %+lld ms before the stamp was read: t3 %s by %lld ns",
+			       (long long)(steps[i] / MS), t3 ? "off" : "lost",
+			       t3 ? (long long)(ntp_ts_to_unix_ns(t3, LOGICAL) - (LOGICAL + 1005 * MS)) : 0LL);
+	}
 }
 
 TEST_HARNESS_MAIN
