@@ -200,14 +200,29 @@ static bool enable_timestamps(int fd)
 
 /*
  * Target time (and CLOCK_MONOTONIC, *base) of a kernel CLOCK_REALTIME
- * stamp rt, with the REALTIME - MONOTONIC difference t measured when the
- * socket was read.
+ * stamp rt taken no later than CLOCK_MONOTONIC hi, converted as of its
+ * taking: with the REALTIME - MONOTONIC difference in force then, which t
+ * tracks across steps (realtime_track.h), not the one of now. A stamp read
+ * after a step would be off by the step: a reply's interleaved t3 off by a
+ * second when REALTIME is stepped back a second between its departure and
+ * the read of the error queue. -ERANGE when it cannot be told which side of
+ * a step the stamp is on. On the system clock the stamp is its time.
  */
 static int stamp_to_target(const struct target_clock *tc, const struct realtime_track *t,
-			   int64_t rt, int64_t *time, int64_t *base)
+			   int64_t rt, int64_t hi, int64_t *time, int64_t *base)
 {
-	*base = rt - t->off;
-	*time = tc->logical ? target_from_base(tc, *base) : rt;
+	int64_t err;
+	int r = realtime_track_to_mono(t, rt, INT64_MIN, hi, base, &err);
+
+	if (!tc->logical) {
+		if (r)
+			*base = rt - t->off;
+		*time = rt;
+		return 0;
+	}
+	if (r)
+		return r;
+	*time = target_from_base(tc, *base);
 	return 0;
 }
 
@@ -218,10 +233,9 @@ void serve_tx_stamp(struct ntp_xleave *xl, const struct target_clock *tc,
 	struct ntp_packet rep;
 	int64_t time, base;
 
-	(void)now;
 	if (!rt || len < NTP_HEADER_LEN ||
 	    ntp_decode(frame + len - NTP_HEADER_LEN, NTP_HEADER_LEN, &rep) != NTP_OK ||
-	    stamp_to_target(tc, t, rt, &time, &base))
+	    stamp_to_target(tc, t, rt, now, &time, &base))
 		return;
 	ntp_xleave_stamped(xl, &rep, time);
 }
@@ -290,7 +304,7 @@ static int answer_one(int fd, const struct target_clock *tc, const struct serve_
 	}
 	rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
 	/* Never later than our own reading: that would be a bad conversion. */
-	if (rt && !stamp_to_target(tc, &st->rt, rt, &t, &base) && t <= rx.time_ns) {
+	if (rt && !stamp_to_target(tc, &st->rt, rt, rx.base_ns, &t, &base) && t <= rx.time_ns) {
 		rx.time_ns = t;
 		rx.base_ns = base;
 	}
