@@ -3,7 +3,8 @@
  * lclkctl serve's loop against a daemon whose control socket a local user
  * keeps busy: the daemon's own client handling (daemon_clients.c, 16
  * slots, 2 s each) runs in a thread on a socket of the test's, a hostile
- * "user" thread keeps every slot and the listen backlog full, and a client
+ * user (a process of its own, nobody when the test runs as root) keeps
+ * every slot and the listen backlog full, and a client
  * asks serve (on loopback, from a clock page of the test's) ten times a
  * second. Every request must be answered at once, whatever the daemon's
  * socket does; once the hostile user leaves, serve learns the daemon's
@@ -14,11 +15,15 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <grp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
@@ -36,7 +41,7 @@
 #define HOSTILE_CONNS	48	/* the 16 slots and the backlog of 8, with room */
 #define DAEMON_STRATUM	3	/* of its selected source: serve announces 4 */
 
-static volatile int stop_daemon, stop_hostile, stop_serve;
+static volatile int stop_daemon, stop_serve;
 
 struct fake_daemon {
 	int listen_fd;
@@ -80,18 +85,17 @@ static void *daemon_thread(void *arg)
 /*
  * A local user holding every slot: connections that never send, made
  * again as soon as the daemon drops them, so the slots and the backlog
- * stay full.
+ * stay full. A process of its own, as nobody when the test runs as root.
  */
-static void *hostile_thread(void *arg)
+static void hostile_user(const char *path)
 {
-	const char *path = arg;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd[HOSTILE_CONNS], i;
 
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	for (i = 0; i < HOSTILE_CONNS; i++)
 		fd[i] = -1;
-	while (!stop_hostile) {
+	for (;;) {
 		struct pollfd p[HOSTILE_CONNS];
 
 		for (i = 0; i < HOSTILE_CONNS; i++) {
@@ -119,7 +123,18 @@ static void *hostile_thread(void *arg)
 	for (i = 0; i < HOSTILE_CONNS; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
-	return NULL;
+}
+
+static pid_t start_hostile_user(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (geteuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+		_exit(1);
+	hostile_user(path);
+	_exit(0);
 }
 
 struct server {
@@ -202,7 +217,8 @@ TEST(replies_never_wait_on_a_busy_daemon)
 	struct sockaddr_in addr = { .sin_family = AF_INET,
 				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t alen = sizeof(addr);
-	pthread_t dt, ht, st;
+	pthread_t dt, st;
+	pid_t hostile;
 	int64_t worst;
 	int answered, stratum = 0, fd;
 
@@ -224,7 +240,10 @@ TEST(replies_never_wait_on_a_busy_daemon)
 	ASSERT_GE(d->listen_fd, 0) TH_LOG("%s", err);
 	clients_init(&d->cl, report_of, d);
 	ASSERT_EQ(0, pthread_create(&dt, NULL, daemon_thread, d));
-	ASSERT_EQ(0, pthread_create(&ht, NULL, hostile_thread, path));
+	/* The socket is 0666; its directory lets the other user reach it. */
+	ASSERT_EQ(0, chmod(dir, 0755));
+	hostile = start_hostile_user(path);
+	ASSERT_GT(hostile, 0);
 	usleep(300 * MS / 1000);	/* every slot taken */
 
 	/* A synchronised clock, a page of the test's. */
@@ -253,8 +272,8 @@ TEST(replies_never_wait_on_a_busy_daemon)
 	       (long long)(worst / MS), stratum);
 
 	/* The user leaves: the daemon's stratum comes through, asked the same way. */
-	stop_hostile = 1;
-	pthread_join(ht, NULL);
+	kill(hostile, SIGKILL);
+	waitpid(hostile, NULL, 0);
 	worst = ask(ntohs(addr.sin_port), 30, 100 * MS, &answered, &stratum);
 	EXPECT_EQ(30, answered);
 	EXPECT_LE(worst, 100 * MS);
