@@ -25,8 +25,6 @@
 #include "lib/clock.h"
 #include "lib/clock_offset.h"
 #include "lib/net_tstamp.h"
-#include "lib/realtime_track.h"
-#include "lib/timeout.h"
 #include "ntp/ntp_server.h"
 
 #define OPT_RATE	0x100

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "lib/clock.h"
+#include "lib/realtime_track.h"
+#include "lib/timeout.h"
 #include "ntp/ntp_server.h"
 
 /* How often the daemon is asked which stratum to announce. */
@@ -38,7 +40,6 @@ int serve_loop(int fd, const struct target_clock *tc, const struct serve_opts *o
  * REALTIME - MONOTONIC difference serve tracks, now the CLOCK_MONOTONIC
  * the error queue was read at.
  */
-struct realtime_track;
 void serve_tx_stamp(struct ntp_xleave *xl, const struct target_clock *tc,
 		    const struct realtime_track *t, const uint8_t *frame, size_t len,
 		    int64_t rt, int64_t now);
