@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd_serve.h"
 #include "daemon/daemon_ctl.h"
 #include "lib/cli.h"
 #include "lib/clock.h"
@@ -35,15 +36,6 @@
 #define SERVE_DEFAULT_USER	"nobody"
 /* Without a daemon to ask: as if following a stratum-1 server. */
 #define SERVE_DEFAULT_STRATUM	2
-/* How often the daemon is asked which stratum to announce. */
-#define STRATUM_REFRESH_NS	10000000000LL
-
-struct serve_opts {
-	const char *addr, *port, *user;
-	double rate, burst;
-	int stratum;		/* fixed by --stratum; 0: the daemon's */
-	struct ntp_allow allow;	/* clients served */
-};
 
 /*
  * Once the port is bound and the device open, root is needed no more:
@@ -113,21 +105,61 @@ static int8_t clock_precision(const struct target_clock *tc)
 
 /*
  * The stratum the daemon steering tc's device derives from its selected
- * source. *stratum stays as it is when no daemon of that device answers or
- * it has no source selected (in holdover the last one stands).
+ * source: the one thing serve needs that only the daemon knows (time,
+ * bound, status, leap and the last update come from the device's page).
+ * *stratum stays as it is when the answer is of another device or no
+ * source is selected (in holdover the last one stands).
  */
-static void ask_daemon_stratum(const struct target_clock *tc, int *stratum)
+static void daemon_stratum(const struct target_clock *tc, const char *answer, int *stratum)
 {
-	char *answer = NULL, dev[256];
 	struct stat ours, theirs;
+	char dev[256];
 	int s;
 
-	if (ctl_query(ctl_socket_path(), "stratum", &answer))
-		return;
 	if (sscanf(answer, "%255s %d", dev, &s) == 2 && s >= 1 && s <= 16 &&
 	    !stat(dev, &theirs) && !stat(tc->path, &ours) && theirs.st_rdev == ours.st_rdev)
 		*stratum = s;
-	free(answer);
+}
+
+/*
+ * Ask the daemon, without ever waiting on it: a local user can hold every
+ * slot of its control socket (world-connectable), and NTP replies must not
+ * stop meanwhile. A query is started when due, read as its answer comes
+ * (the loop polls its socket) and given up at CTL_QUERY_TIMEOUT_NS; the
+ * next comes refresh_ns after one ends, answered or not.
+ */
+#define CTL_QUERY_TIMEOUT_NS	5000000000LL
+
+struct stratum_query {
+	struct ctl_async q;
+	int64_t ask_at;		/* CLOCK_MONOTONIC of the next query */
+	int64_t refresh_ns;
+};
+
+static void stratum_query_run(struct stratum_query *sq, const struct target_clock *tc,
+			      short revents, int *stratum)
+{
+	int64_t now = monotonic_ns();
+	int r;
+
+	if (ctl_async_busy(&sq->q)) {
+		r = ctl_async_run(&sq->q, revents, now);
+		if (r == 1)
+			daemon_stratum(tc, sq->q.answer, stratum);
+		if (r)
+			sq->ask_at = now + sq->refresh_ns;
+	} else if (now >= sq->ask_at &&
+		   ctl_async_start(&sq->q, ctl_socket_path(), "stratum", now, CTL_QUERY_TIMEOUT_NS)) {
+		sq->ask_at = now + sq->refresh_ns;
+	}
+}
+
+/* When the loop must wake for the query, INT64_MAX never. */
+static int64_t stratum_query_wake(const struct stratum_query *sq, bool asks)
+{
+	if (!asks)
+		return INT64_MAX;
+	return ctl_async_busy(&sq->q) ? sq->q.deadline_ns : sq->ask_at;
 }
 
 static int64_t last_update_logical(const struct target_clock *tc)
@@ -165,10 +197,53 @@ static bool enable_timestamps(int fd)
 }
 
 /*
+ * Target time (and CLOCK_MONOTONIC, *base) of a kernel CLOCK_REALTIME
+ * stamp rt taken no later than CLOCK_MONOTONIC hi, converted as of its
+ * taking: with the REALTIME - MONOTONIC difference in force then, which t
+ * tracks across steps (realtime_track.h), not the one of now. A stamp read
+ * after a step would be off by the step: a reply's interleaved t3 off by a
+ * second when REALTIME is stepped back a second between its departure and
+ * the read of the error queue. -ERANGE when it cannot be told which side of
+ * a step the stamp is on. On the system clock the stamp is its time.
+ */
+static int stamp_to_target(const struct target_clock *tc, const struct realtime_track *t,
+			   int64_t rt, int64_t hi, int64_t *time, int64_t *base)
+{
+	int64_t err;
+	int r = realtime_track_to_mono(t, rt, INT64_MIN, hi, base, &err);
+
+	if (!tc->logical) {
+		if (r)
+			*base = rt - t->off;
+		*time = rt;
+		return 0;
+	}
+	if (r)
+		return r;
+	*time = target_from_base(tc, *base);
+	return 0;
+}
+
+void serve_tx_stamp(struct ntp_xleave *xl, const struct target_clock *tc,
+		    const struct realtime_track *t, const uint8_t *frame, size_t len,
+		    int64_t rt, int64_t now)
+{
+	struct ntp_packet rep;
+	int64_t time, base;
+
+	if (!rt || len < NTP_HEADER_LEN ||
+	    ntp_decode(frame + len - NTP_HEADER_LEN, NTP_HEADER_LEN, &rep) != NTP_OK ||
+	    stamp_to_target(tc, t, rt, now, &time, &base))
+		return;
+	ntp_xleave_stamped(xl, &rep, time);
+}
+
+/*
  * Transmit timestamps of our replies. The looped-back data is the frame as
  * the driver saw it; the NTP header is its last 48 bytes.
  */
-static void read_tx_stamps(int fd, const struct target_clock *tc, struct ntp_xleave *xl)
+static void read_tx_stamps(int fd, const struct target_clock *tc,
+			   const struct realtime_track *t, struct ntp_xleave *xl)
 {
 	uint8_t data[2048];
 	char control[512];
@@ -179,119 +254,147 @@ static void read_tx_stamps(int fd, const struct target_clock *tc, struct ntp_xle
 			.msg_iov = &iov, .msg_iovlen = 1,
 			.msg_control = control, .msg_controllen = sizeof(control),
 		};
-		struct ntp_packet rep;
-		int64_t rt, base, err;
 		ssize_t n = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
 
 		if (n < 0)
 			return;
-		rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
-		if (!rt || n < NTP_HEADER_LEN || (msg.msg_flags & MSG_TRUNC) ||
-		    ntp_decode(data + n - NTP_HEADER_LEN, NTP_HEADER_LEN, &rep) != NTP_OK)
-			continue;
-		ntp_xleave_stamped(xl, &rep, target_from_realtime(tc, rt, &base, &err));
+		if (!(msg.msg_flags & MSG_TRUNC))
+			serve_tx_stamp(xl, tc, t, data, n, net_tstamp(&msg, NET_TSTAMP_SOFTWARE),
+				       monotonic_ns());
 	}
 }
 
-static int serve(int fd, const struct target_clock *tc, const struct serve_opts *o,
-		 int verbose)
+/* What the loop keeps across requests. */
+struct serve_state {
+	struct ratelimit rl;
+	struct ntp_xleave xl;
+	struct ntp_server_clock c;
+	struct realtime_track rt;	/* converts the kernel's software stamps */
+};
+
+/* Read one request and answer it. -1 on an error of the socket. */
+static int answer_one(int fd, const struct target_clock *tc, const struct serve_opts *o,
+		      struct serve_state *st, int verbose)
 {
-	struct ratelimit *rl = malloc(sizeof(*rl));
-	struct ntp_xleave *xl = calloc(1, sizeof(*xl));
-	struct ntp_server_clock c = { .stratum = o->stratum ? o->stratum : SERVE_DEFAULT_STRATUM };
-	int64_t ask_at = monotonic_ns() + STRATUM_REFRESH_NS;
 	uint8_t buf[NTP_MAX_LEN + 4], out[NTP_HEADER_LEN];
-	bool kernel = enable_timestamps(fd);
+	struct sockaddr_storage from;
+	char control[512];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = {
+		.msg_name = &from, .msg_namelen = sizeof(from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct ntp_server_clock *c = &st->c;
 	struct ntp_packet req, rep;
 	struct lclk_now rx, tx;
+	int64_t rt, base, t;
+	bool interleaved;
+	ssize_t n;
 
-	if (!rl || !xl)
-		goto out;
-	if (!kernel)
+	n = recvmsg(fd, &msg, MSG_DONTWAIT);
+	target_now(tc, &rx);
+	if (n < 0) {
+		if (errno == EINTR || errno == EAGAIN)
+			return 0;
+		perror("lclkctl serve: recvmsg");
+		return -1;
+	}
+	rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
+	/* Never later than our own reading: that would be a bad conversion. */
+	if (rt && !stamp_to_target(tc, &st->rt, rt, rx.base_ns, &t, &base) && t <= rx.time_ns) {
+		rx.time_ns = t;
+		rx.base_ns = base;
+	}
+	if (!ntp_allow_match(&o->allow, (struct sockaddr *)&from) ||
+	    !ntp_server_request(buf, n, &req) ||
+	    !ratelimit_allow(&st->rl, (struct sockaddr *)&from, rx.base_ns))
+		return 0;
+	c->receive_ns = rx.time_ns;
+	c->reference_ns = last_update_logical(tc);
+	target_now(tc, &tx);
+	c->transmit_ns = tx.time_ns;
+	c->status = tx.status;
+	c->bound_ns = tx.bound_ns;
+	c->leap = pending_leap(tc);
+	ntp_server_reply(&req, c, &rep);
+	interleaved = ntp_xleave_reply(&st->xl, &req, &rep);
+	ntp_encode(&rep, out);
+	if (sendto(fd, out, sizeof(out), 0, (struct sockaddr *)&from, msg.msg_namelen) < 0 &&
+	    verbose)
+		perror("lclkctl serve: sendto");
+	if (verbose) {
+		char host[64] = "?";
+
+		getnameinfo((struct sockaddr *)&from, msg.msg_namelen, host, sizeof(host),
+			    NULL, 0, NI_NUMERICHOST);
+		fprintf(stderr, "lclkctl serve: %s: leap %u stratum %u%s, %llu dropped by the rate limit\n",
+			host, rep.leap, rep.stratum, interleaved ? " interleaved" : "",
+			(unsigned long long)st->rl.dropped);
+	}
+	return 0;
+}
+
+int serve_loop(int fd, const struct target_clock *tc, const struct serve_opts *o,
+	       int verbose, const volatile int *stop)
+{
+	struct serve_state *st = calloc(1, sizeof(*st));
+	struct stratum_query sq = {
+		.ask_at = monotonic_ns(),	/* at once, and every refresh_ns */
+		.refresh_ns = o->stratum_refresh_ns ? o->stratum_refresh_ns : STRATUM_REFRESH_NS,
+	};
+	bool asks = !o->stratum && tc->logical;
+	int ret = EXIT_FAIL;
+
+	ctl_async_init(&sq.q);
+	if (!st)
+		return EXIT_FAIL;
+	st->c.stratum = o->stratum ? o->stratum : SERVE_DEFAULT_STRATUM;
+	if (!enable_timestamps(fd))
 		fprintf(stderr, "lclkctl serve: no kernel timestamps (%s): basic mode, user-space times\n",
 			strerror(errno));
-	ratelimit_init(rl, o->rate, o->burst);
-	c.precision = clock_precision(tc);
-	if (!o->stratum && tc->logical)
-		ask_daemon_stratum(tc, &c.stratum);
+	ratelimit_init(&st->rl, o->rate, o->burst);
+	st->c.precision = clock_precision(tc);
+	if (realtime_track_start(&st->rt)) {
+		perror("lclkctl serve: CLOCK_REALTIME");
+		goto out;
+	}
 	for (;;) {
-		struct sockaddr_storage from;
-		char control[512];
-		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-		struct msghdr msg = {
-			.msg_name = &from, .msg_namelen = sizeof(from),
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = control, .msg_controllen = sizeof(control),
+		struct pollfd pfd[2] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = sq.q.fd, .events = POLLIN },
 		};
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t rt, base, err;
-		bool interleaved;
-		ssize_t n;
+		int64_t wake = stratum_query_wake(&sq, asks), now = monotonic_ns();
 
-		if (poll(&pfd, 1, -1) < 0) {
+		if (poll(pfd, ctl_async_busy(&sq.q) ? 2 : 1,
+			 wake == INT64_MAX ? -1 : timeout_ms(wake - now)) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("lclkctl serve: poll");
 			goto out;
 		}
-		if (pfd.revents & POLLERR)
-			read_tx_stamps(fd, tc, xl);
-		if (!(pfd.revents & POLLIN))
-			continue;
-		n = recvmsg(fd, &msg, MSG_DONTWAIT);
-		target_now(tc, &rx);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			perror("lclkctl serve: recvmsg");
+		if (stop && *stop) {
+			ret = EXIT_OK;
 			goto out;
 		}
-		rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
-		if (rt) {
-			int64_t t = target_from_realtime(tc, rt, &base, &err);
-
-			/* Never later than our own reading: that would be a bad conversion. */
-			if (t <= rx.time_ns) {
-				rx.time_ns = t;
-				rx.base_ns = base;
-			}
+		/* The difference now, for the stamps of what was read meanwhile. */
+		if (pfd[0].revents && realtime_track_measure(&st->rt)) {
+			perror("lclkctl serve: CLOCK_REALTIME");
+			goto out;
 		}
-		if (!ntp_allow_match(&o->allow, (struct sockaddr *)&from) ||
-		    !ntp_server_request(buf, n, &req) ||
-		    !ratelimit_allow(rl, (struct sockaddr *)&from, rx.base_ns))
-			continue;
-		c.receive_ns = rx.time_ns;
-		c.reference_ns = last_update_logical(tc);
-		target_now(tc, &tx);
-		c.transmit_ns = tx.time_ns;
-		c.status = tx.status;
-		c.bound_ns = tx.bound_ns;
-		c.leap = pending_leap(tc);
-		ntp_server_reply(&req, &c, &rep);
-		interleaved = ntp_xleave_reply(xl, &req, &rep);
-		ntp_encode(&rep, out);
-		if (sendto(fd, out, sizeof(out), 0, (struct sockaddr *)&from, msg.msg_namelen) < 0 &&
-		    verbose)
-			perror("lclkctl serve: sendto");
-		if (verbose) {
-			char host[64] = "?";
-
-			getnameinfo((struct sockaddr *)&from, msg.msg_namelen, host, sizeof(host),
-				    NULL, 0, NI_NUMERICHOST);
-			fprintf(stderr, "lclkctl serve: %s: leap %u stratum %u%s, %llu dropped by the rate limit\n",
-				host, rep.leap, rep.stratum, interleaved ? " interleaved" : "",
-				(unsigned long long)rl->dropped);
-		}
+		if (pfd[0].revents & POLLERR)
+			read_tx_stamps(fd, tc, &st->rt, &st->xl);
+		if ((pfd[0].revents & POLLIN) && answer_one(fd, tc, o, st, verbose))
+			goto out;
 		/* After the reply: asking never delays one. */
-		if (!o->stratum && tc->logical && rx.base_ns >= ask_at) {
-			ask_daemon_stratum(tc, &c.stratum);
-			ask_at = rx.base_ns + STRATUM_REFRESH_NS;
-		}
+		if (asks)
+			stratum_query_run(&sq, tc, ctl_async_busy(&sq.q) ? pfd[1].revents : 0,
+					  &st->c.stratum);
 	}
 out:
-	free(xl);
-	free(rl);
-	return EXIT_FAIL;
+	ctl_async_cancel(&sq.q);
+	free(st);
+	return ret;
 }
 
 static int run(int argc, char **argv, struct cli_global *g)
@@ -383,7 +486,7 @@ static int run(int argc, char **argv, struct cli_global *g)
 		target_close(&tc);
 		return EXIT_PERM;
 	}
-	ret = serve(fd, &tc, &o, g->verbose);
+	ret = serve_loop(fd, &tc, &o, g->verbose, NULL);
 	close(fd);
 	target_close(&tc);
 	return ret;

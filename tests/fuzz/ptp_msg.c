@@ -4,11 +4,15 @@
  * rejected with a reason or decodes into a message that re-encodes and
  * decodes to the same thing, also with an unknown TLV appended (IEEE 1588
  * receivers skip those), and whose timestamps convert to ns without
- * overflow (seconds within PTP_MAX_TS_SEC).
+ * overflow (seconds within PTP_MAX_TS_SEC). A management message's data
+ * also go through what ptp4l: sources read of them (pmc_data.h): every
+ * dataset, and PORT_PROPERTIES_NP's interface name, which must come out
+ * whole, NUL terminated and within the data, or be refused.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptp/pmc_data.h"
 #include "ptp/ptp_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,6 +33,35 @@ static const struct ptp_timestamp *timestamp(const struct ptp_msg *m)
 	return NULL;
 }
 
+/* The datasets of a management message, as ptp4l_source.c reads them. */
+static void datasets(const struct ptp_management *mg)
+{
+	union {
+		struct pmc_port_ds port;
+		struct pmc_time_status_np ts;
+		struct pmc_current_ds cur;
+		struct pmc_parent_ds parent;
+		struct pmc_time_properties_ds tprop;
+	} d;
+	static const size_t sizes[] = {
+		sizeof(d.port), sizeof(d.ts), sizeof(d.cur), sizeof(d.parent), sizeof(d.tprop),
+	};
+	struct pmc_port_properties_np pp;
+	char name[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (pmc_data(mg, &d, sizes[i]) != (mg->data_len >= sizes[i]) ||
+		    (mg->data_len >= sizes[i] && memcmp(&d, mg->data, sizes[i])))
+			abort();
+	memset(name, 0x55, sizeof(name));
+	if (pmc_port_properties(mg, &pp, name, sizeof(name)))
+		return;
+	if (sizeof(pp) + pp.interface_len > mg->data_len || strlen(name) > pp.interface_len ||
+	    name[pp.interface_len] || memcmp(name, mg->data + sizeof(pp), pp.interface_len))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t unknown_tlv[] = { 0x7f, 0xf0, 0x00, 0x02, 0xaa, 0x55 };
@@ -44,6 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (timestamp(&m) && timestamp(&m)->sec > PTP_MAX_TS_SEC)
 		abort();
+	if (m.h.type == PTP_MANAGEMENT)
+		datasets(&m.mgmt);
 	if (m.h.type == PTP_ANNOUNCE)
 		m.announce.path_len = 0;	/* the encoder writes no path trace */
 	len = ptp_msg_encode(&m, buf, sizeof(buf));

@@ -327,6 +327,98 @@ int ctl_query(const char *path, const char *request, char **out)
 	return 0;
 }
 
+void ctl_async_init(struct ctl_async *q)
+{
+	q->fd = -1;
+	q->len = 0;
+	q->answer[0] = '\0';
+}
+
+void ctl_async_cancel(struct ctl_async *q)
+{
+	if (q->fd >= 0)
+		close(q->fd);
+	q->fd = -1;
+}
+
+int ctl_async_start(struct ctl_async *q, const char *path, const char *request,
+		    int64_t now_ns, int64_t timeout_ns)
+{
+	struct sockaddr_un sun;
+	char line[64];
+	size_t len;
+	ssize_t n;
+	int ret;
+
+	ctl_async_cancel(q);
+	q->len = 0;
+	q->answer[0] = '\0';
+	ret = make_addr(path, &sun);
+	if (ret)
+		return ret;
+	len = (size_t)snprintf(line, sizeof(line), "%s\n", request);
+	if (len >= sizeof(line))
+		return -EMSGSIZE;
+	q->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (q->fd < 0)
+		return -errno;
+	/*
+	 * A UNIX stream connect completes at once or fails: with EAGAIN when
+	 * the backlog is full (as it is while someone holds every slot). The
+	 * request is one write (see ctl_query()) into an empty socket buffer:
+	 * whole, or a failure.
+	 */
+	if (connect(q->fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	n = send(q->fd, line, len, MSG_NOSIGNAL);
+	if (n != (ssize_t)len) {
+		ret = n < 0 ? -errno : -EAGAIN;
+		goto fail;
+	}
+	q->deadline_ns = now_ns + timeout_ns;
+	return 0;
+fail:
+	ctl_async_cancel(q);
+	return ret;
+}
+
+int ctl_async_run(struct ctl_async *q, short revents, int64_t now_ns)
+{
+	if (q->fd < 0)
+		return -EBADF;
+	while (revents) {
+		ssize_t n = read(q->fd, q->answer + q->len, sizeof(q->answer) - 1 - q->len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			int ret = -errno;
+
+			ctl_async_cancel(q);
+			return ret;
+		}
+		if (n == 0) {
+			q->answer[q->len] = '\0';
+			ctl_async_cancel(q);
+			return 1;
+		}
+		q->len += n;
+		if (q->len == sizeof(q->answer) - 1) {
+			ctl_async_cancel(q);
+			return -EMSGSIZE;
+		}
+	}
+	if (now_ns >= q->deadline_ns) {
+		ctl_async_cancel(q);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
 /* ---- "lclkctl status" ------------------------------------------------- */
 
 static bool not_running(int err)

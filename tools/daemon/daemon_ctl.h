@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "lib/json.h"
@@ -55,6 +56,45 @@ void ctl_report_text(const struct daemon_report *r, FILE *f);
  * terminated) in *out. 0 or -errno (-ENOENT/-ECONNREFUSED: not running).
  */
 int ctl_query(const char *path, const char *request, char **out);
+
+/*
+ * The same exchange without ever blocking, for a caller with an event loop
+ * of its own ("lclkctl serve", which must answer NTP clients whatever the
+ * daemon's socket does: a local user can hold every client slot of it).
+ * The connect and the request's write are non-blocking (a full backlog is
+ * a failure, not a wait), the answer is read as the caller's poll says it
+ * came, and the query is given up at its deadline.
+ */
+#define CTL_ASYNC_ANSWER_MAX	512
+
+struct ctl_async {
+	int fd;			/* -1: no query under way */
+	int64_t deadline_ns;	/* CLOCK_MONOTONIC */
+	size_t len;
+	char answer[CTL_ASYNC_ANSWER_MAX];	/* NUL terminated once done */
+};
+
+void ctl_async_init(struct ctl_async *q);
+/* Whether a query is under way (its fd to poll for POLLIN). */
+static inline bool ctl_async_busy(const struct ctl_async *q)
+{
+	return q->fd >= 0;
+}
+/*
+ * Send request to the daemon at path, to be answered by timeout_ns after
+ * now_ns. 0, or -errno with no query under way (-EAGAIN: its backlog is
+ * full; -ENOENT/-ECONNREFUSED: not running).
+ */
+int ctl_async_start(struct ctl_async *q, const char *path, const char *request,
+		    int64_t now_ns, int64_t timeout_ns);
+/*
+ * Read what came (revents: of the caller's poll on q->fd, 0 if none). 1: the
+ * daemon answered and closed, the answer is in q->answer; 0: still under
+ * way; -errno: failed or past its deadline (-ETIMEDOUT). Only 0 leaves it
+ * under way.
+ */
+int ctl_async_run(struct ctl_async *q, short revents, int64_t now_ns);
+void ctl_async_cancel(struct ctl_async *q);
 
 /* Sections of "lclkctl status" (cmd_status.c): the daemon's source table. */
 struct status;

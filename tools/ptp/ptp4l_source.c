@@ -23,6 +23,7 @@
  * the interface's PHC), drift_ppb=N, utc_offset=S, timescale=utc|tai|arb.
  * Only single-port ptp4l (an ordinary clock) is read.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,23 +33,11 @@
 #include "sync/source.h"
 #include "phc.h"
 #include "pmc_client.h"
+#include "pmc_data.h"
 #include "ptp_opts.h"
 #include "ptp_quality.h"
 
 #define PMC_TIMEOUT_NS		1000000000LL
-/* UNCALIBRATED: measuring, not locked (a free_running ptp4l stays there). */
-#define PORT_STATE_UNCALIBRATED	8
-#define PORT_STATE_SLAVE	9
-/* PORT_PROPERTIES_NP timestamping values: these stamp with the system clock. */
-#define TS_SOFTWARE		0
-#define TS_LEGACY_HW		2
-
-#define TIME_STATUS_NP_LEN	50
-#define CURRENT_DS_LEN		18
-#define PARENT_DS_LEN		32
-#define TIME_PROPERTIES_DS_LEN	4
-#define PORT_DS_LEN		26
-#define PORT_PROPERTIES_MIN_LEN	13
 
 struct ptp4l_source {
 	struct pmc_client pmc;
@@ -58,35 +47,16 @@ struct ptp4l_source {
 	char iface[64];
 };
 
-static int64_t be64(const uint8_t *p)
+/* GET id, its data as the struct out of size bytes (pmc_data.h). */
+static int get(struct ptp4l_source *ps, uint16_t id, void *out, size_t size,
+	       char *err, size_t errlen)
 {
-	uint64_t v = 0;
-	int i;
+	struct ptp_management mg;
+	int r = pmc_get(&ps->pmc, id, PMC_TIMEOUT_NS, &mg, err, errlen);
 
-	for (i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return (int64_t)v;
-}
-
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)be16(p) << 16 | be16(p + 2);
-}
-
-/* GET id, insisting on the data length this code reads. */
-static int get(struct ptp4l_source *ps, uint16_t id, size_t min_len,
-	       struct ptp_management *mg, char *err, size_t errlen)
-{
-	int r = pmc_get(&ps->pmc, id, PMC_TIMEOUT_NS, mg, err, errlen);
-
-	if (!r && mg->data_len < min_len) {
+	if (!r && !pmc_data(&mg, out, size)) {
 		snprintf(err, errlen, "%s: management id 0x%04x: %u bytes, expected %zu",
-			 ps->opts.addr, id, mg->data_len, min_len);
+			 ps->opts.addr, id, mg.data_len, size);
 		return -EBADMSG;
 	}
 	return r;
@@ -95,21 +65,24 @@ static int get(struct ptp4l_source *ps, uint16_t id, size_t min_len,
 /* Which clock ptp4l stamps with: the system clock or its interface's PHC. */
 static int find_clock(struct ptp4l_source *ps, char *err, size_t errlen)
 {
+	struct pmc_port_properties_np pp;
 	struct ptp_management mg;
-	unsigned int len;
 	int r;
 
-	r = get(ps, PTP_MID_PORT_PROPERTIES_NP, PORT_PROPERTIES_MIN_LEN, &mg, err, errlen);
+	r = pmc_get(&ps->pmc, PTP_MID_PORT_PROPERTIES_NP, PMC_TIMEOUT_NS, &mg, err, errlen);
+	if (!r && !pmc_data(&mg, &pp, sizeof(pp))) {
+		snprintf(err, errlen, "%s: management id 0x%04x: %u bytes, expected %zu",
+			 ps->opts.addr, PTP_MID_PORT_PROPERTIES_NP, mg.data_len, sizeof(pp));
+		r = -EBADMSG;
+	}
 	if (r)
 		return r;
-	len = mg.data[12];
-	if (13 + len > mg.data_len || len >= sizeof(ps->iface)) {
+	if (pmc_port_properties(&mg, &pp, ps->iface, sizeof(ps->iface))) {
 		snprintf(err, errlen, "%s: bad PORT_PROPERTIES_NP interface name", ps->opts.addr);
 		return -EBADMSG;
 	}
-	memcpy(ps->iface, mg.data + 13, len);
-	ps->iface[len] = '\0';
-	ps->system_clock = mg.data[11] == TS_SOFTWARE || mg.data[11] == TS_LEGACY_HW;
+	ps->system_clock = pp.timestamping == PMC_TS_SOFTWARE ||
+			   pp.timestamping == PMC_TS_LEGACY_HW;
 	if (ps->system_clock)
 		return 0;
 	return phc_open(&ps->phc, ps->opts.phc ? ps->opts.phc : ps->iface, err, errlen);
@@ -164,14 +137,15 @@ static int read_clock(struct ptp4l_source *ps, int64_t *off, int64_t *error,
 
 /*
  * The grandmaster's clockAccuracy in ns (0 with timescale=arb), from the
- * parent dataset's grandmasterClockQuality (clockClass at 19, accuracy at
- * 20) and the time properties' flags; -EPROTO if it is not traceable.
+ * parent dataset's grandmasterClockQuality and the time properties' flags;
+ * -EPROTO if it is not traceable.
  */
-static int gm_accuracy_ns(const struct ptp4l_source *ps, const struct ptp_management *parent,
+static int gm_accuracy_ns(const struct ptp4l_source *ps, const struct pmc_parent_ds *parent,
 			  uint8_t flags, int64_t *accuracy, char *err, size_t errlen)
 {
-	struct ptp_announce gm = { .quality = { .clock_class = parent->data[19],
-						.accuracy = parent->data[20] } };
+	struct ptp_announce gm = { .quality = {
+		.clock_class = parent->gm_quality.clock_class,
+		.accuracy = parent->gm_quality.clock_accuracy } };
 	const char *why;
 	char id[24];
 
@@ -180,7 +154,7 @@ static int gm_accuracy_ns(const struct ptp4l_source *ps, const struct ptp_manage
 		return 0;
 	why = ptp_gm_untraceable(&gm, flags);
 	if (why) {
-		ptp_clock_id_str(parent->data + 24, id, sizeof(id));
+		ptp_clock_id_str(parent->gm_identity.id, id, sizeof(id));
 		snprintf(err, errlen,
 			 "%s: grandmaster %s is not traceable: %s (timescale=arb takes its time as it is)",
 			 ps->opts.addr, id, why);
@@ -194,36 +168,38 @@ static int ptp4l_src_measure(struct source *src, const struct target_clock *tc,
 			     struct measurement *m, char *err, size_t errlen)
 {
 	struct ptp4l_source *ps = src->priv;
-	struct ptp_management port, ts, cur, parent, tprop;
+	struct pmc_port_ds port;
+	struct pmc_time_status_np ts;
+	struct pmc_current_ds cur;
+	struct pmc_parent_ds parent;
+	struct pmc_time_properties_ds tprop;
 	int64_t master_offset, ingress, mpd, clk_off, clk_err, age, base, accuracy;
 	unsigned int rejected = ps->pmc.rejected;
 	uint8_t flags;
 	int r;
 
-	if ((r = get(ps, PTP_MID_PORT_DATA_SET, PORT_DS_LEN, &port, err, errlen)) ||
-	    (r = get(ps, PTP_MID_TIME_STATUS_NP, TIME_STATUS_NP_LEN, &ts, err, errlen)) ||
-	    (r = get(ps, PTP_MID_CURRENT_DATA_SET, CURRENT_DS_LEN, &cur, err, errlen)) ||
-	    (r = get(ps, PTP_MID_PARENT_DATA_SET, PARENT_DS_LEN, &parent, err, errlen)) ||
-	    (r = get(ps, PTP_MID_TIME_PROPERTIES_DATA_SET, TIME_PROPERTIES_DS_LEN, &tprop,
-		     err, errlen)))
+	if ((r = get(ps, PTP_MID_PORT_DATA_SET, &port, sizeof(port), err, errlen)) ||
+	    (r = get(ps, PTP_MID_TIME_STATUS_NP, &ts, sizeof(ts), err, errlen)) ||
+	    (r = get(ps, PTP_MID_CURRENT_DATA_SET, &cur, sizeof(cur), err, errlen)) ||
+	    (r = get(ps, PTP_MID_PARENT_DATA_SET, &parent, sizeof(parent), err, errlen)) ||
+	    (r = get(ps, PTP_MID_TIME_PROPERTIES_DATA_SET, &tprop, sizeof(tprop), err, errlen)))
 		return r;
-	if (port.data[10] != PORT_STATE_SLAVE && port.data[10] != PORT_STATE_UNCALIBRATED) {
+	if (port.port_state != PMC_PORT_SLAVE && port.port_state != PMC_PORT_UNCALIBRATED) {
 		snprintf(err, errlen, "%s: ptp4l's port is in state %u, not SLAVE or UNCALIBRATED",
-			 ps->opts.addr, port.data[10]);
+			 ps->opts.addr, port.port_state);
 		return -ENOLINK;
 	}
-	/* TIME_STATUS_NP: master_offset, ingress_time, ..., gmPresent at 38. */
-	if (!be32(ts.data + 38)) {
+	if (!be32toh((uint32_t)ts.gm_present)) {
 		snprintf(err, errlen, "%s: ptp4l has no grandmaster", ps->opts.addr);
 		return -ENOLINK;
 	}
-	flags = tprop.data[2];
+	flags = tprop.flags;
 	r = gm_accuracy_ns(ps, &parent, flags, &accuracy, err, errlen);
 	if (r)
 		return r;
-	master_offset = be64(ts.data);
-	ingress = be64(ts.data + 8);
-	mpd = be64(cur.data + 10) >> 16;	/* scaled ns */
+	master_offset = (int64_t)be64toh(ts.master_offset);
+	ingress = (int64_t)be64toh(ts.ingress_time);
+	mpd = (int64_t)be64toh(cur.mean_path_delay) >> PMC_TIME_INTERVAL_SHIFT;
 	r = read_clock(ps, &clk_off, &clk_err, err, errlen);
 	if (r)
 		return r;
@@ -239,9 +215,9 @@ static int ptp4l_src_measure(struct source *src, const struct target_clock *tc,
 		      age % 1000000000LL * ps->opts.max_drift_ppb / 1000000000LL + clk_err +
 		      accuracy;
 	m->delay_ns = 2 * mpd;
-	m->stratum = be16(cur.data);	/* ptp4l counts its own hop */
+	m->stratum = be16toh(cur.steps_removed);	/* ptp4l counts its own hop */
 	m->leap = flags & PTP_FLAG_LEAP61 ? 1 : flags & PTP_FLAG_LEAP59 ? 2 : 0;
-	ptp_clock_id_str(parent.data + 24, m->refid, sizeof(m->refid));
+	ptp_clock_id_str(parent.gm_identity.id, m->refid, sizeof(m->refid));
 	m->samples = 1;
 	m->rejected = ps->pmc.rejected - rejected;
 	/*
@@ -249,7 +225,8 @@ static int ptp4l_src_measure(struct source *src, const struct target_clock *tc,
 	 * a PHC counts the master's timescale.
 	 */
 	ptp_opts_timescale(&ps->opts, m, !ps->system_clock && (flags & PTP_FLAG_PTP_TIMESCALE),
-			   flags & PTP_FLAG_UTC_VALID ? (int16_t)be16(tprop.data) : -1);
+			   flags & PTP_FLAG_UTC_VALID ?
+			   (int16_t)be16toh((uint16_t)tprop.current_utc_offset) : -1);
 	if (src->opts.verbose >= 2)
 		fprintf(stderr, "%s: master_offset %lld ns, ingress %lld ns ago, clock %s\n",
 			src->url, (long long)master_offset, (long long)age,

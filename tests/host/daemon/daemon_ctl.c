@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -158,6 +160,94 @@ TEST_F(ctl, mode_not_through_symlink)
 	ASSERT_EQ(0, stat(target, &st));
 	EXPECT_EQ(0600, st.st_mode & 07777) TH_LOG("the symlink's target became %o",
 						   st.st_mode & 07777);
+}
+
+/*
+ * The non-blocking query ("lclkctl serve"'s): a full backlog fails at once,
+ * a daemon that never answers is given up at the deadline, an answer is
+ * read whole as it comes.
+ */
+#define MS	1000000LL
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+TEST_F(ctl, async_full_backlog_fails_at_once)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct ctl_async q;
+	int fd, held[64], n = 0, ret;
+	int64_t t0;
+
+	fd = ctl_listen(self->path, self->err, sizeof(self->err));
+	ASSERT_GE(fd, 0) TH_LOG("%s", self->err);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", self->path);
+	/* Never accepted: the backlog fills. */
+	while (n < 64) {
+		held[n] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ASSERT_GE(held[n], 0);
+		if (connect(held[n], (struct sockaddr *)&sun, sizeof(sun))) {
+			close(held[n]);
+			break;
+		}
+		n++;
+	}
+	ASSERT_LT(n, 64);
+	ctl_async_init(&q);
+	t0 = mono_ns();
+	ret = ctl_async_start(&q, self->path, "stratum", t0, 5000 * MS);
+	EXPECT_EQ(-EAGAIN, ret);
+	EXPECT_FALSE(ctl_async_busy(&q));
+	EXPECT_LT(mono_ns() - t0, 50 * MS);
+	while (n--)
+		close(held[n]);
+	ctl_close(fd, self->path);
+}
+
+TEST_F(ctl, async_silent_daemon_times_out)
+{
+	struct ctl_async q;
+	int fd;
+
+	fd = ctl_listen(self->path, self->err, sizeof(self->err));
+	ASSERT_GE(fd, 0) TH_LOG("%s", self->err);
+	ctl_async_init(&q);
+	ASSERT_EQ(0, ctl_async_start(&q, self->path, "stratum", 1000 * MS, 5000 * MS));
+	EXPECT_TRUE(ctl_async_busy(&q));
+	EXPECT_EQ(0, ctl_async_run(&q, 0, 5999 * MS));
+	EXPECT_EQ(0, ctl_async_run(&q, POLLIN, 5999 * MS));	/* nothing there: no wait */
+	EXPECT_EQ(-ETIMEDOUT, ctl_async_run(&q, 0, 6000 * MS));
+	EXPECT_FALSE(ctl_async_busy(&q));
+	ctl_close(fd, self->path);
+}
+
+TEST_F(ctl, async_answer_read_as_it_comes)
+{
+	struct ctl_async q;
+	char req[64] = {};
+	int fd, c;
+
+	fd = ctl_listen(self->path, self->err, sizeof(self->err));
+	ASSERT_GE(fd, 0) TH_LOG("%s", self->err);
+	ctl_async_init(&q);
+	ASSERT_EQ(0, ctl_async_start(&q, self->path, "stratum", 0, 5000 * MS));
+	c = accept(fd, NULL, NULL);
+	ASSERT_GE(c, 0);
+	ASSERT_EQ(8, read(c, req, sizeof(req) - 1));
+	EXPECT_STREQ("stratum\n", req);
+	ASSERT_EQ(11, write(c, "/dev/lclk0 ", 11));
+	EXPECT_EQ(0, ctl_async_run(&q, POLLIN, 1));	/* a part: more to come */
+	ASSERT_EQ(2, write(c, "4\n", 2));
+	close(c);
+	EXPECT_EQ(1, ctl_async_run(&q, POLLIN, 2));
+	EXPECT_STREQ("/dev/lclk0 4\n", q.answer);
+	EXPECT_FALSE(ctl_async_busy(&q));
+	ctl_close(fd, self->path);
 }
 
 TEST_HARNESS_MAIN
