@@ -6,14 +6,18 @@ lclkctl trace merge. Skipped without torch."""
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
+from unittest import mock
 import warnings
 
 try:
     import torch
     import torch.distributed as dist
     import lclk.torch as lt
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch_ranks      # spawned ranks import it by name: the path is theirs too
 except ImportError as e:       # torch is optional
     torch = None
     why = str(e)
@@ -214,6 +218,57 @@ class Recorder(unittest.TestCase):
         self.assertEqual((a["collectives"]["count"], a["steps"]["count"]), (7, 3))
         self.assertEqual(a["collectives"]["causality_violations"], 0)
 
+    def test_close_closes_the_clock_it_opened_only(self):
+        """Recorder() without a clock opens lclk.Clock() (here a stand-in
+        with its close(): no device on the host) and close() closes it; a
+        clock passed in is the caller's and stays open."""
+        class Owned(FakeClock):
+            made = []
+
+            def __init__(self):
+                super().__init__()
+                self.closed = False
+                Owned.made.append(self)
+
+            def close(self):
+                self.closed = True
+        path = os.path.join(self.tmp.name, "c.pftrace")
+        with mock.patch.object(lt, "Clock", Owned):
+            rec = lt.Recorder(path, check_every=0)
+            self.assertEqual(len(Owned.made), 1)
+            self.assertIs(rec.clock, Owned.made[0])
+            rec.close()
+            self.assertTrue(Owned.made[0].closed)
+            rec.close()                                  # twice: harmless
+            mine = Owned()
+            with lt.Recorder(path, mine, check_every=0) as rec:
+                with rec.step():
+                    pass
+            self.assertFalse(mine.closed)
+
+    def test_step_ends_its_range_on_an_exception(self):
+        """A step whose body raises is still a slice (marked with the error),
+        the exception goes through, no clock check is run for it (a
+        collective the other ranks may never join), and the next step works."""
+        def run(rec):
+            rec.check_every = 1
+            with mock.patch.object(rec, "check") as check:
+                with self.assertRaises(ValueError):
+                    with rec.step() as n:
+                        self.assertEqual(n, 0)
+                        raise ValueError("bad batch")
+                check.assert_not_called()
+                with rec.step() as n:
+                    self.assertEqual(n, 1)
+                check.assert_called_once_with()
+        s = self.record(run)
+        steps = [x for x in s if x.category == lt.STEP_CATEGORY]
+        self.assertEqual([(x.name, x.args["step"]) for x in steps], [("step 0", 0), ("step 1", 1)])
+        self.assertEqual(steps[0].args["error"], "ValueError: bad batch")
+        self.assertNotIn("error", steps[1].args)
+        self.assertLess(steps[0].start_ns, steps[0].end_ns)
+        self.assertLessEqual(steps[0].end_ns, steps[1].start_ns)
+
     def test_check_quiet_within_threshold(self):
         def run(rec):
             with warnings.catch_warnings():
@@ -221,6 +276,42 @@ class Recorder(unittest.TestCase):
                 ranks = rec.check()
             self.assertEqual(ranks, [lt.RankClock(0, STATUS_SYNCED, 4_000_000)])
         self.record(run, FakeClock(bound=4_000_000))
+
+
+@unittest.skipIf(torch is None, "no torch" if torch is None else "")
+class MultiRank(unittest.TestCase):
+    """Jobs of several ranks (spawned processes, gloo on loopback)."""
+
+    def test_check_over_backend_that_refuses_cpu_tensors(self):
+        """The default group's backend refuses CPU tensors, as NCCL does (the
+        stand-in torch_ranks.RefuseCPU): the clock check at step 2 and 4 and
+        one by hand still gather every rank's clock, and the recorder goes on."""
+        with tempfile.TemporaryDirectory() as d:
+            got = torch_ranks.run(2, torch_ranks.steps_with_checks, d, 5, 2,
+                                  backend=torch_ranks.REFUSE_CPU)
+        for rank, g in enumerate(got):
+            self.assertEqual(g["steps"], 5)
+            self.assertEqual(g["last"], [(0, STATUS_SYNCED, 100), (1, STATUS_SYNCED, 101)])
+            self.assertEqual(g["checks"], [(2, 100 + rank), (4, 100 + rank), (5, 100 + rank)])
+
+    def test_stand_in_refuses_cpu_tensors(self):
+        """The stand-in does refuse them (else the test above proves nothing)."""
+        got = torch_ranks.run(2, torch_ranks.gather_cpu, backend=torch_ranks.REFUSE_CPU)
+        self.assertEqual(got, [torch_ranks.NCCL_CPU_ERROR] * 2)
+
+    def test_ddp_hook_on_subgroup_averages_over_the_subgroup(self):
+        """4 ranks, DDP on new_group([0, 1]) or new_group([2, 3]) (data
+        parallel inside tensor parallel): with the lclk comm hook
+        (register_ddp), every gradient and weight is exactly DDP's own."""
+        groups = [[0, 1], [2, 3]]
+        ref = torch_ranks.run(4, torch_ranks.ddp_grads, groups, False, 3)
+        hooked = torch_ranks.run(4, torch_ranks.ddp_grads, groups, True, 3)
+        # The sub-groups differ from each other (not a world average).
+        self.assertNotEqual(ref[0]["grads"], ref[2]["grads"])
+        self.assertEqual(ref[0]["grads"], ref[1]["grads"])
+        for rank in range(4):
+            self.assertEqual(hooked[rank]["grads"], ref[rank]["grads"], "rank %d" % rank)
+            self.assertEqual(hooked[rank]["weights"], ref[rank]["weights"], "rank %d" % rank)
 
 
 if __name__ == "__main__":
