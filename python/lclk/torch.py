@@ -16,13 +16,22 @@
 
 Each rank writes a Perfetto trace (lclk.perfetto): a slice per step and per
 collective, from its start to its completion, with the logical time and
-bound at both ends. Collectives carry a per-process-group sequence number.
-torch 1.13 does not expose the process group's own sequence number, so the
-recorder keeps its own counter per group, incremented at every recorded
-collective call; ranks issue the collectives of a group in the same order
-(torch.distributed requires it), so equal numbers name the same collective
-on every rank — as long as every rank records the same calls (install() and
-register_ddp() on all of them, or on none).
+bound at both ends. Collectives carry a per-process-group sequence number
+("seq"), and where it comes from ("seq_by"):
+- "process_group": the group's own number, as torch counts it (gloo and
+  NCCL number every collective issued on a group, from a start that rank 0
+  draws and the others read from the store when the group is made): the
+  number of the recorded collective is the group's number just before it
+  is issued, plus one. It counts what is not recorded too (DDP's broadcasts
+  at construction and when it rebuilds its buckets), so equal numbers name
+  the same collective on every rank even where ranks record different calls.
+- "recorder": where the group's backend has no numbers (MPI, a backend
+  written in Python) or with Recorder(sequence="recorder"), the recorder's
+  own count per group, 1, 2, ..., of the collectives it records; ranks
+  issue the collectives of a group in the same order (torch.distributed
+  requires it), so equal numbers name the same collective on every rank as
+  long as every rank records the same calls (install() and register_ddp()
+  on all of them, or on none).
 
 What is recorded: the torch.distributed functions install() wraps (calls
 made through the module attribute, dist.all_reduce(...), after install();
@@ -50,6 +59,28 @@ recorder's group or not (or pass check_group=).
 A step whose body raises is still recorded (its slice has an "error"
 argument) and the exception goes on; no clock check follows it. close()
 closes the lclk.Clock the recorder opened, not one passed in.
+
+torch's interfaces used (checked on Debian 12's torch 1.13 with gloo; not
+yet run on torch 2.x):
+- DistributedDataParallel.register_comm_hook(state, hook), the supported
+  way to see DDP's gradient allreduces: the hook does what DDP's default
+  does (divide the bucket by the group's size, allreduce it over
+  model.process_group) and records it; GradBucket.buffer().
+- Work.get_future(), Future.then() and add_done_callback(): completion.
+- ProcessGroup._get_sequence_number_for_group(): the group's numbers. It
+  is private (an underscore), the only way torch gives them to Python;
+  a backend without numbers raises RuntimeError, and the recorder counts.
+- new_group(ranks, backend="gloo"), get_process_group_ranks(),
+  get_backend(): the clock check's group. distributed_c10d._pg_names and
+  _get_default_group() (private): group names and the default group.
+What is monkeypatched, and why: install() replaces the functions of
+COLLECTIVES on the torch.distributed module by recording wrappers (and
+uninstall() puts them back). torch has no supported hook that tells Python
+when each collective called from Python starts and completes, on every
+backend: torch.profiler's record_function ranges exist only while a
+profiler runs and are stamped on the profiler's clock, and the completion
+hook of torch 2.x (_register_on_completion_hook) is NCCL's only. DDP is not
+patched: its comm hook is the supported interface.
 """
 import contextlib
 import functools
@@ -147,14 +178,31 @@ class HookState(NamedTuple):
     group: Any
 
 
-class _Pending:
-    __slots__ = ("op", "group", "seq", "step", "root", "begin", "async_op")
+def torch_sequence_number(group: Any) -> Optional[int]:
+    """The process group's own sequence number (torch counts every
+    collective issued on it, recorded or not, from a start all ranks agree
+    on), or None where its backend has none (a Python ProcessGroup, MPI)."""
+    if group is None:                   # unannotated in torch 1.13
+        group = dist.distributed_c10d._get_default_group()  # type: ignore[no-untyped-call]
+    pg = group
+    get = getattr(pg, "_get_sequence_number_for_group", None)
+    if get is None:
+        return None
+    try:
+        return int(get())
+    except RuntimeError:                # "does not yet support sequence numbers"
+        return None
 
-    def __init__(self, op: str, group: str, seq: int, step: int,
+
+class _Pending:
+    __slots__ = ("op", "group", "seq", "seq_by", "step", "root", "begin", "async_op")
+
+    def __init__(self, op: str, group: str, seq: int, seq_by: str, step: int,
                  root: Optional[int], begin: Reading, async_op: bool) -> None:
         self.op = op
         self.group = group
         self.seq = seq
+        self.seq_by = seq_by
         self.step = step
         self.root = root
         self.begin = begin
@@ -167,7 +215,11 @@ class Recorder:
     def __init__(self, path: str, clock: Optional[ClockLike] = None, *,
                  rank: Optional[int] = None, group: Any = None,
                  check_every: int = 100, bound_threshold_ns: int = 5_000_000,
-                 host: Optional[str] = None, check_group: Any = None) -> None:
+                 host: Optional[str] = None, check_group: Any = None,
+                 sequence: str = "torch") -> None:
+        if sequence not in ("torch", "recorder"):
+            raise ValueError("lclk.torch: sequence is \"torch\" or \"recorder\", not %r" % (sequence,))
+        self.sequence = sequence
         self._own_clock = clock is None
         self.clock: ClockLike = clock if clock is not None else Clock()
         self.group = group
@@ -177,6 +229,7 @@ class Recorder:
         self.steps = 0
         self.collectives = 0
         self._seq: Dict[str, int] = {}
+        self._no_torch_seq: set[str] = set()     # groups torch does not number
         self._lock = threading.Lock()
         self._originals: Dict[str, Callable[..., Any]] = {}
         self._step_begin: Optional[Reading] = None
@@ -230,19 +283,30 @@ class Recorder:
 
     def begin(self, op: str, group: Any = None, root: Optional[int] = None,
               async_op: bool = False) -> _Pending:
-        """Start recording a collective: the next sequence number of its group."""
+        """Start recording a collective, about to be issued: the number its
+        process group will give it (the group's sequence number + 1), or
+        where torch numbers none (or sequence="recorder"), the next of the
+        recorder's own count for the group."""
         name = group_name(group)
+        n = None
+        if self.sequence == "torch" and name not in self._no_torch_seq:
+            n = torch_sequence_number(group)
+            if n is None:
+                self._no_torch_seq.add(name)
         with self._lock:
-            seq = self._seq.get(name, 0) + 1
-            self._seq[name] = seq
+            if n is not None:
+                seq, by = n + 1, "process_group"
+            else:
+                seq, by = self._seq.get(name, 0) + 1, "recorder"
+                self._seq[name] = seq
             self.collectives += 1
-        return _Pending(op, name, seq, self.steps, root, self.clock.now(), async_op)
+        return _Pending(op, name, seq, by, self.steps, root, self.clock.now(), async_op)
 
     def end(self, p: _Pending, error: Optional[BaseException] = None) -> None:
         """The collective p completed (or failed with error)."""
         end = self.clock.now()
         args: List[Tuple[str, Any]] = [
-            ("rank", self.rank), ("group", p.group), ("seq", p.seq),
+            ("rank", self.rank), ("group", p.group), ("seq", p.seq), ("seq_by", p.seq_by),
             ("step", p.step), ("bound_begin_ns", p.begin.bound_ns),
             ("bound_end_ns", end.bound_ns), ("status", status_name(end.status)),
             ("async", int(p.async_op))]

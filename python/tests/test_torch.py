@@ -91,7 +91,10 @@ class Recorder(unittest.TestCase):
             torch.futures.wait_all([])                # let callbacks run
         s = self.record(run)
         self.assertIs(dist.all_reduce, orig)          # close() uninstalled
-        got = [(x.name, x.args["group"], x.args["seq"]) for x in s]
+        # torch's numbers (gloo has them), from where torch's counter stood
+        first = {"default": s[0].args["seq"] - 1, s[4].args["group"]: s[4].args["seq"] - 1}
+        self.assertEqual({x.args["seq_by"] for x in s}, {"process_group"})
+        got = [(x.name, x.args["group"], x.args["seq"] - first[x.args["group"]]) for x in s]
         self.assertEqual(got[:4], [("allreduce", "default", 1), ("broadcast", "default", 2),
                                    ("allgather", "default", 3), ("barrier", "default", 4)])
         self.assertEqual(got[4][0::2], ("allreduce", 1))
@@ -107,6 +110,9 @@ class Recorder(unittest.TestCase):
                              (0, 100, 100))
 
     def test_ddp_steps_and_allreduces(self):
+        pg = dist.distributed_c10d._get_default_group()
+        after = []
+
         def run(rec):
             model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
             rec.register_ddp(model)
@@ -115,12 +121,17 @@ class Recorder(unittest.TestCase):
                 with rec.step():
                     opt.zero_grad()
                     model(torch.ones(8, 4)).sum().backward()
+                    after.append(pg._get_sequence_number_for_group())
                     opt.step()
         s = self.record(run)
         steps = [x for x in s if x.category == "lclk.step"]
         colls = [x for x in s if x.category == "lclk.collective"]
         self.assertEqual([x.args["step"] for x in steps], [0, 1, 2])
-        self.assertEqual([x.args["seq"] for x in colls], [1, 2, 3])
+        # torch's numbers: the bucket allreduce is the last collective of each
+        # backward, and between the first two steps DDP's rebuild of its
+        # buckets broadcasts twice, unrecorded, but counted.
+        self.assertEqual([x.args["seq"] for x in colls], after)
+        self.assertEqual([x.args["seq"] - after[0] for x in colls], [0, 3, 4])
         self.assertEqual([x.args["step"] for x in colls], [0, 1, 2])
         for c, st in zip(colls, steps):
             self.assertTrue(st.start_ns < c.start_ns < c.end_ns < st.end_ns)
@@ -157,7 +168,9 @@ class Recorder(unittest.TestCase):
         paths, clocks = [], [FakeClock(100, t0=10**9, growth=7), FakeClock(5000, t0=10**9 + 300, growth=3)]
         for rank, clock in enumerate(clocks):
             paths.append(os.path.join(d, "rank%d.pftrace" % rank))
-            rec = lt.Recorder(paths[-1], clock, rank=rank, check_every=0, host="node%d" % rank)
+            # Two "ranks" in one process share torch's counters: the recorder's own.
+            rec = lt.Recorder(paths[-1], clock, rank=rank, check_every=0, host="node%d" % rank,
+                              sequence="recorder")
             try:
                 rec.install()
                 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
@@ -217,6 +230,44 @@ class Recorder(unittest.TestCase):
         self.assertEqual(a["per_collective"], b["per_collective"])
         self.assertEqual((a["collectives"]["count"], a["steps"]["count"]), (7, 3))
         self.assertEqual(a["collectives"]["causality_violations"], 0)
+
+    def test_sequence_numbers_are_the_process_groups(self):
+        """A recorded collective's seq is its process group's own sequence
+        number (ProcessGroup._get_sequence_number_for_group), so it counts
+        what torch issues unrecorded too (DDP's broadcasts at construction):
+        the same number on every rank even where ranks record differently."""
+        pg = dist.distributed_c10d._get_default_group()
+        after = []
+
+        def run(rec):
+            rec.install()
+            t = torch.ones(2)
+            dist.all_reduce(t)
+            after.append(pg._get_sequence_number_for_group())
+            torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))   # broadcasts
+            self.assertGreater(pg._get_sequence_number_for_group(), after[0])
+            dist.barrier()
+            after.append(pg._get_sequence_number_for_group())
+        s = self.record(run)
+        self.assertEqual([(x.name, x.args["seq"], x.args["seq_by"]) for x in s],
+                         [("allreduce", after[0], "process_group"),
+                          ("barrier", after[1], "process_group")])
+
+    def test_sequence_numbers_of_groups_without_them(self):
+        """A group whose backend has no sequence numbers (the stand-in
+        backend, a Python ProcessGroup) is numbered by the recorder: 1, 2, ..."""
+        torch_ranks.register_refuse_cpu()
+        g = dist.new_group([0], backend=torch_ranks.REFUSE_CPU)
+        with self.assertRaises(RuntimeError):
+            g._get_sequence_number_for_group()
+
+        def run(rec):
+            rec.install()
+            dist.barrier(group=g)
+            dist.barrier(group=g)
+        s = self.record(run)
+        self.assertEqual([(x.args["seq"], x.args["seq_by"]) for x in s],
+                         [(1, "recorder"), (2, "recorder")])
 
     def test_close_closes_the_clock_it_opened_only(self):
         """Recorder() without a clock opens lclk.Clock() (here a stand-in
@@ -298,6 +349,16 @@ class MultiRank(unittest.TestCase):
         """The stand-in does refuse them (else the test above proves nothing)."""
         got = torch_ranks.run(2, torch_ranks.gather_cpu, backend=torch_ranks.REFUSE_CPU)
         self.assertEqual(got, [torch_ranks.NCCL_CPU_ERROR] * 2)
+
+    def test_ranks_that_record_differently_agree_on_numbers(self):
+        """torch's sequence numbers name the same collective on every rank
+        even when one rank records calls another does not; the recorder's
+        own count (sequence="recorder") does not, as its docstring says."""
+        got = torch_ranks.run(2, torch_ranks.record_differently, "torch")
+        self.assertEqual(got[0], got[1])
+        self.assertEqual([op for op, _ in got[0]], ["broadcast", "barrier"])
+        own = torch_ranks.run(2, torch_ranks.record_differently, "recorder")
+        self.assertEqual(own, [[("broadcast", 3), ("barrier", 4)], [("broadcast", 1), ("barrier", 2)]])
 
     def test_ddp_hook_on_subgroup_averages_over_the_subgroup(self):
         """4 ranks, DDP on new_group([0, 1]) or new_group([2, 3]) (data

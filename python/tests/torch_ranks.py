@@ -194,3 +194,26 @@ def gather_cpu(rank: int, world: int) -> Any:
     except RuntimeError as e:
         return str(e)
     return None
+
+
+def record_differently(rank: int, world: int, sequence: str) -> Any:
+    """Rank 0 records from the start, the others only after two
+    collectives; then all make a broadcast and a barrier. Returns the
+    (op, seq) each rank recorded last (those two)."""
+    import lclk.torch as lt
+    from lclk import perfetto
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "t.pftrace")
+    rec = lt.Recorder(path, FakeClock(), check_every=0, sequence=sequence)
+    if rank == 0:
+        rec.install()
+    t = torch.ones(2)
+    dist.all_reduce(t)
+    dist.barrier()
+    rec.install()
+    dist.broadcast(t, 0)
+    dist.barrier()
+    rec.close()
+    with open(path, "rb") as f:
+        s = perfetto.read_slices(f.read())
+    return [(x.name, x.args["seq"]) for x in s][-2:]
