@@ -237,7 +237,10 @@ class Recorder:
         self._all_gather: Callable[..., Any] = dist.all_gather   # the check's, never recorded
         # The check gathers CPU tensors: over a group whose backend takes
         # them (NCCL refuses them), made here, while every rank constructs.
-        self.check_group = check_group if check_group is not None else cpu_group(group)
+        # Without a process group (steps only, rank given), none to choose.
+        if check_group is None and dist.is_available() and dist.is_initialized():
+            check_group = cpu_group(group)
+        self.check_group = check_group if check_group is not None else group
         self._closed = False
 
     # ---- steps ------------------------------------------------------------

@@ -330,6 +330,26 @@ class Recorder(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, "no torch" if torch is None else "")
+class NoProcessGroup(unittest.TestCase):
+    def test_steps_without_a_process_group(self):
+        """Recorder(rank=...) records steps in a process with no process
+        group (check_every=0: no collective), as before the clock check
+        chose its group."""
+        code = ("import sys; sys.path.insert(0, %r); import torch_ranks, lclk.torch as lt\n"
+                "r = lt.Recorder(sys.argv[1], torch_ranks.FakeClock(), rank=3, check_every=0)\n"
+                "with r.step(): pass\n"
+                "r.close()\n") % os.path.dirname(os.path.abspath(__file__))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.pftrace")
+            p = subprocess.run([sys.executable, "-c", code, path], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            with open(path, "rb") as f:
+                s = perfetto.read_slices(f.read())
+        self.assertEqual([(x.name, x.args["rank"]) for x in s], [("step 0", 3)])
+
+
+@unittest.skipIf(torch is None, "no torch" if torch is None else "")
 class MultiRank(unittest.TestCase):
     """Jobs of several ranks (spawned processes, gloo on loopback)."""
 
