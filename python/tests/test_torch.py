@@ -393,6 +393,16 @@ class MultiRank(unittest.TestCase):
         for rank in range(4):
             self.assertEqual(hooked[rank]["grads"], ref[rank]["grads"], "rank %d" % rank)
             self.assertEqual(hooked[rank]["weights"], ref[rank]["weights"], "rank %d" % rank)
+        # Recorded as allreduces of the sub-group, the same numbers on its ranks.
+        rec = [h["recorded"] for h in hooked]
+        self.assertEqual((rec[0], rec[2]), (rec[1], rec[3]))
+        self.assertEqual(len(rec[0]), 3)
+        self.assertEqual({(op, by) for op, _, _, by in rec[0] + rec[2]},
+                         {("allreduce", "process_group")})
+        names = {g for _, g, _, _ in rec[0]}, {g for _, g, _, _ in rec[2]}
+        self.assertEqual([len(n) for n in names], [1, 1])
+        self.assertNotEqual(names[0], names[1])
+        self.assertNotIn("default", names[0] | names[1])
 
 
 if __name__ == "__main__":

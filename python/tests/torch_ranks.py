@@ -168,9 +168,9 @@ def ddp_grads(rank: int, world: int, groups: List[List[int]], hook: bool,
     net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
     model = torch.nn.parallel.DistributedDataParallel(net, process_group=mine)
     rec = None
+    path = os.path.join(tempfile.mkdtemp(), "t.pftrace")
     if hook:
-        d = tempfile.mkdtemp()
-        rec = lt.Recorder(os.path.join(d, "t.pftrace"), FakeClock(), check_every=0)
+        rec = lt.Recorder(path, FakeClock(), check_every=0)
         rec.register_ddp(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     gen = torch.Generator().manual_seed(1000 + rank)
@@ -181,9 +181,15 @@ def ddp_grads(rank: int, world: int, groups: List[List[int]], hook: bool,
         model(x).pow(2).sum().backward()
         grads.append([p.grad.tolist() for p in model.parameters()])
         opt.step()
+    recorded = None
     if rec is not None:
         rec.close()
-    return {"grads": grads, "weights": [p.tolist() for p in model.parameters()]}
+        from lclk import perfetto
+        with open(path, "rb") as f:
+            recorded = [(x.name, x.args["group"], x.args["seq"], x.args["seq_by"])
+                        for x in perfetto.read_slices(f.read())]
+    return {"grads": grads, "weights": [p.tolist() for p in model.parameters()],
+            "recorded": recorded}
 
 
 def gather_cpu(rank: int, world: int) -> Any:
