@@ -260,12 +260,30 @@ install: module tools install-python
 	$(Q)$(MAKE) -s dkms-tree
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
 
-# pip with --root skips Debian's "externally managed" refusal, which is
-# about pip replacing Debian's packages: this one is the local admin's and
-# goes where Debian puts those, /usr/local/lib/python3.X/dist-packages.
+# PYTHON_VENV=DIR: into a virtual environment, made if missing with
+# --system-site-packages (Debian's python3-torch, pip and setuptools seen
+# from it), where PEP 668 does not apply: DIR/bin/python train.py.
+# Without it, for Debian's /usr/bin/python3: pip with --root skips Debian's
+# "externally managed" refusal, which is about pip replacing Debian's
+# packages: this one is the local admin's and goes where Debian puts
+# those, /usr/local/lib/python3.X/dist-packages.
+# Either way pip builds from an sdist made in a temporary directory (the
+# headers copied in by setup.py), so the checkout is left as it was.
+PYTHON_VENV	?=
 install-python:
-	$(Q)$(PYTHON) -m pip install --quiet --no-build-isolation --no-index --no-deps \
-		--root-user-action=ignore --root "$(if $(DESTDIR),$(DESTDIR),/)" ./python
+	$(Q)set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cd python && $(PYTHON) setup.py -q egg_info --egg-base "$$tmp" sdist --dist-dir "$$tmp" \
+		>/dev/null; cd ..; \
+	if [ -n "$(PYTHON_VENV)" ]; then \
+		[ -x "$(PYTHON_VENV)/bin/python" ] || \
+			$(PYTHON) -m venv --system-site-packages "$(PYTHON_VENV)"; \
+		"$(PYTHON_VENV)/bin/python" -m pip install --quiet --no-build-isolation --no-index \
+			--no-deps --root-user-action=ignore "$$tmp"/lclk-*.tar.gz; \
+	else \
+		$(PYTHON) -m pip install --quiet --no-build-isolation --no-index --no-deps \
+			--root-user-action=ignore --root "$(if $(DESTDIR),$(DESTDIR),/)" \
+			"$$tmp"/lclk-*.tar.gz; \
+	fi
 
 # The module's sources as DKMS takes them, alone: the matrix's DKMS test puts
 # them into each release's chroot (DESTDIR=the chroot).

@@ -74,6 +74,70 @@ class NoDevice(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(d, "_lclk.pyi")))
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAKE_LCLK = os.path.join(REPO, "build", "tests", "shim", "fake_lclk.so")
+
+# Run by ThroughTheIoctls in a child with the shim preloaded: prints what it
+# found, one "name value" a line.
+THROUGH_IOCTLS = r"""
+import sys, time, lclk
+c = lclk.Clock(sys.argv[1])
+print("closed_open", c.closed)
+t0 = time.monotonic_ns(); n = c.now(); t1 = time.monotonic_ns()
+print("now", n.time_ns - t0, n.time_ns - t1, n.bound_ns, n.status)
+t0 = time.monotonic_ns(); ns = c.now_ns(); t1 = time.monotonic_ns()
+print("now_ns", ns - t0, ns - t1)
+m = c.from_monotonic(12345678)
+print("from_monotonic", m.time_ns - 12345678, m.status)
+c.close()
+print("closed_closed", c.closed)
+try:
+    c.now()
+except ValueError:
+    print("now_closed ValueError")
+"""
+
+
+@unittest.skipUnless(os.path.exists(FAKE_LCLK), "no %s: make tests first" % FAKE_LCLK)
+class ThroughTheIoctls(unittest.TestCase):
+    """A Clock where the page cannot be used, as in a time namespace that
+    shifts CLOCK_MONOTONIC (tests/shim/fake_lclk.c answers the ioctls for
+    a plain file): opened there (mmap refused, EOPNOTSUPP) or inherited
+    into it (the page says LCLK_PAGE_REFUSED). It reads the ioctls' time,
+    is open until closed (.closed), and raises ValueError after. In the VM,
+    python/tests/guest_clock.py does the same on the module."""
+    OFFSET = 1_000_000_000
+
+    def run_child(self, page):
+        import subprocess
+        with tempfile.NamedTemporaryFile() as dev:
+            env = dict(os.environ, LD_PRELOAD=FAKE_LCLK, LCLK_FAKE_PATH=dev.name,
+                       LCLK_FAKE_PAGE=page, LCLK_FAKE_OFFSET_NS=str(self.OFFSET))
+            p = subprocess.run([sys.executable, "-c", THROUGH_IOCTLS, dev.name], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        return {line.split()[0]: line.split()[1:] for line in p.stdout.splitlines()}
+
+    def check(self, got):
+        self.assertEqual(got["closed_open"], ["False"])
+        after_t0, before_t1, bound, status = map(int, got["now"])
+        self.assertLessEqual(before_t1, self.OFFSET)        # t0 + offset <= now <= t1 + offset
+        self.assertGreaterEqual(after_t0, self.OFFSET)
+        self.assertEqual((bound, status), (1234, lclk.STATUS_SYNCED))
+        after_t0, before_t1 = map(int, got["now_ns"])
+        self.assertLessEqual(before_t1, self.OFFSET)
+        self.assertGreaterEqual(after_t0, self.OFFSET)
+        self.assertEqual(got["from_monotonic"], [str(self.OFFSET), str(lclk.STATUS_SYNCED)])
+        self.assertEqual(got["closed_closed"], ["True"])
+        self.assertEqual(got["now_closed"], ["ValueError"])
+
+    def test_opened_where_the_page_is_refused(self):
+        self.check(self.run_child("none"))
+
+    def test_page_says_refused(self):
+        self.check(self.run_child("refused"))
+
+
 class Perfetto(unittest.TestCase):
     def test_varint_matches_protobuf(self):
         self.assertEqual(perfetto._varint(0), b"\x00")

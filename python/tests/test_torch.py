@@ -6,14 +6,18 @@ lclkctl trace merge. Skipped without torch."""
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
+from unittest import mock
 import warnings
 
 try:
     import torch
     import torch.distributed as dist
     import lclk.torch as lt
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch_ranks      # spawned ranks import it by name: the path is theirs too
 except ImportError as e:       # torch is optional
     torch = None
     why = str(e)
@@ -87,7 +91,10 @@ class Recorder(unittest.TestCase):
             torch.futures.wait_all([])                # let callbacks run
         s = self.record(run)
         self.assertIs(dist.all_reduce, orig)          # close() uninstalled
-        got = [(x.name, x.args["group"], x.args["seq"]) for x in s]
+        # torch's numbers (gloo has them), from where torch's counter stood
+        first = {"default": s[0].args["seq"] - 1, s[4].args["group"]: s[4].args["seq"] - 1}
+        self.assertEqual({x.args["seq_by"] for x in s}, {"process_group"})
+        got = [(x.name, x.args["group"], x.args["seq"] - first[x.args["group"]]) for x in s]
         self.assertEqual(got[:4], [("allreduce", "default", 1), ("broadcast", "default", 2),
                                    ("allgather", "default", 3), ("barrier", "default", 4)])
         self.assertEqual(got[4][0::2], ("allreduce", 1))
@@ -103,6 +110,9 @@ class Recorder(unittest.TestCase):
                              (0, 100, 100))
 
     def test_ddp_steps_and_allreduces(self):
+        pg = dist.distributed_c10d._get_default_group()
+        after = []
+
         def run(rec):
             model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
             rec.register_ddp(model)
@@ -111,12 +121,17 @@ class Recorder(unittest.TestCase):
                 with rec.step():
                     opt.zero_grad()
                     model(torch.ones(8, 4)).sum().backward()
+                    after.append(pg._get_sequence_number_for_group())
                     opt.step()
         s = self.record(run)
         steps = [x for x in s if x.category == "lclk.step"]
         colls = [x for x in s if x.category == "lclk.collective"]
         self.assertEqual([x.args["step"] for x in steps], [0, 1, 2])
-        self.assertEqual([x.args["seq"] for x in colls], [1, 2, 3])
+        # torch's numbers: the bucket allreduce is the last collective of each
+        # backward, and between the first two steps DDP's rebuild of its
+        # buckets broadcasts twice, unrecorded, but counted.
+        self.assertEqual([x.args["seq"] for x in colls], after)
+        self.assertEqual([x.args["seq"] - after[0] for x in colls], [0, 3, 4])
         self.assertEqual([x.args["step"] for x in colls], [0, 1, 2])
         for c, st in zip(colls, steps):
             self.assertTrue(st.start_ns < c.start_ns < c.end_ns < st.end_ns)
@@ -153,7 +168,9 @@ class Recorder(unittest.TestCase):
         paths, clocks = [], [FakeClock(100, t0=10**9, growth=7), FakeClock(5000, t0=10**9 + 300, growth=3)]
         for rank, clock in enumerate(clocks):
             paths.append(os.path.join(d, "rank%d.pftrace" % rank))
-            rec = lt.Recorder(paths[-1], clock, rank=rank, check_every=0, host="node%d" % rank)
+            # Two "ranks" in one process share torch's counters: the recorder's own.
+            rec = lt.Recorder(paths[-1], clock, rank=rank, check_every=0, host="node%d" % rank,
+                              sequence="recorder")
             try:
                 rec.install()
                 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
@@ -214,6 +231,95 @@ class Recorder(unittest.TestCase):
         self.assertEqual((a["collectives"]["count"], a["steps"]["count"]), (7, 3))
         self.assertEqual(a["collectives"]["causality_violations"], 0)
 
+    def test_sequence_numbers_are_the_process_groups(self):
+        """A recorded collective's seq is its process group's own sequence
+        number (ProcessGroup._get_sequence_number_for_group), so it counts
+        what torch issues unrecorded too (DDP's broadcasts at construction):
+        the same number on every rank even where ranks record differently."""
+        pg = dist.distributed_c10d._get_default_group()
+        after = []
+
+        def run(rec):
+            rec.install()
+            t = torch.ones(2)
+            dist.all_reduce(t)
+            after.append(pg._get_sequence_number_for_group())
+            torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))   # broadcasts
+            self.assertGreater(pg._get_sequence_number_for_group(), after[0])
+            dist.barrier()
+            after.append(pg._get_sequence_number_for_group())
+        s = self.record(run)
+        self.assertEqual([(x.name, x.args["seq"], x.args["seq_by"]) for x in s],
+                         [("allreduce", after[0], "process_group"),
+                          ("barrier", after[1], "process_group")])
+
+    def test_sequence_numbers_of_groups_without_them(self):
+        """A group whose backend has no sequence numbers (the stand-in
+        backend, a Python ProcessGroup) is numbered by the recorder: 1, 2, ..."""
+        torch_ranks.register_refuse_cpu()
+        g = dist.new_group([0], backend=torch_ranks.REFUSE_CPU)
+        with self.assertRaises(RuntimeError):
+            g._get_sequence_number_for_group()
+
+        def run(rec):
+            rec.install()
+            dist.barrier(group=g)
+            dist.barrier(group=g)
+        s = self.record(run)
+        self.assertEqual([(x.args["seq"], x.args["seq_by"]) for x in s],
+                         [(1, "recorder"), (2, "recorder")])
+
+    def test_close_closes_the_clock_it_opened_only(self):
+        """Recorder() without a clock opens lclk.Clock() (here a stand-in
+        with its close(): no device on the host) and close() closes it; a
+        clock passed in is the caller's and stays open."""
+        class Owned(FakeClock):
+            made = []
+
+            def __init__(self):
+                super().__init__()
+                self.closed = False
+                Owned.made.append(self)
+
+            def close(self):
+                self.closed = True
+        path = os.path.join(self.tmp.name, "c.pftrace")
+        with mock.patch.object(lt, "Clock", Owned):
+            rec = lt.Recorder(path, check_every=0)
+            self.assertEqual(len(Owned.made), 1)
+            self.assertIs(rec.clock, Owned.made[0])
+            rec.close()
+            self.assertTrue(Owned.made[0].closed)
+            rec.close()                                  # twice: harmless
+            mine = Owned()
+            with lt.Recorder(path, mine, check_every=0) as rec:
+                with rec.step():
+                    pass
+            self.assertFalse(mine.closed)
+
+    def test_step_ends_its_range_on_an_exception(self):
+        """A step whose body raises is still a slice (marked with the error),
+        the exception goes through, no clock check is run for it (a
+        collective the other ranks may never join), and the next step works."""
+        def run(rec):
+            rec.check_every = 1
+            with mock.patch.object(rec, "check") as check:
+                with self.assertRaises(ValueError):
+                    with rec.step() as n:
+                        self.assertEqual(n, 0)
+                        raise ValueError("bad batch")
+                check.assert_not_called()
+                with rec.step() as n:
+                    self.assertEqual(n, 1)
+                check.assert_called_once_with()
+        s = self.record(run)
+        steps = [x for x in s if x.category == lt.STEP_CATEGORY]
+        self.assertEqual([(x.name, x.args["step"]) for x in steps], [("step 0", 0), ("step 1", 1)])
+        self.assertEqual(steps[0].args["error"], "ValueError: bad batch")
+        self.assertNotIn("error", steps[1].args)
+        self.assertLess(steps[0].start_ns, steps[0].end_ns)
+        self.assertLessEqual(steps[0].end_ns, steps[1].start_ns)
+
     def test_check_quiet_within_threshold(self):
         def run(rec):
             with warnings.catch_warnings():
@@ -221,6 +327,82 @@ class Recorder(unittest.TestCase):
                 ranks = rec.check()
             self.assertEqual(ranks, [lt.RankClock(0, STATUS_SYNCED, 4_000_000)])
         self.record(run, FakeClock(bound=4_000_000))
+
+
+@unittest.skipIf(torch is None, "no torch" if torch is None else "")
+class NoProcessGroup(unittest.TestCase):
+    def test_steps_without_a_process_group(self):
+        """Recorder(rank=...) records steps in a process with no process
+        group (check_every=0: no collective), as before the clock check
+        chose its group."""
+        code = ("import sys; sys.path.insert(0, %r); import torch_ranks, lclk.torch as lt\n"
+                "r = lt.Recorder(sys.argv[1], torch_ranks.FakeClock(), rank=3, check_every=0)\n"
+                "with r.step(): pass\n"
+                "r.close()\n") % os.path.dirname(os.path.abspath(__file__))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.pftrace")
+            p = subprocess.run([sys.executable, "-c", code, path], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            with open(path, "rb") as f:
+                s = perfetto.read_slices(f.read())
+        self.assertEqual([(x.name, x.args["rank"]) for x in s], [("step 0", 3)])
+
+
+@unittest.skipIf(torch is None, "no torch" if torch is None else "")
+class MultiRank(unittest.TestCase):
+    """Jobs of several ranks (spawned processes, gloo on loopback)."""
+
+    def test_check_over_backend_that_refuses_cpu_tensors(self):
+        """The default group's backend refuses CPU tensors, as NCCL does (the
+        stand-in torch_ranks.RefuseCPU): the clock check at step 2 and 4 and
+        one by hand still gather every rank's clock, and the recorder goes on."""
+        with tempfile.TemporaryDirectory() as d:
+            got = torch_ranks.run(2, torch_ranks.steps_with_checks, d, 5, 2,
+                                  backend=torch_ranks.REFUSE_CPU)
+        for rank, g in enumerate(got):
+            self.assertEqual(g["steps"], 5)
+            self.assertEqual(g["last"], [(0, STATUS_SYNCED, 100), (1, STATUS_SYNCED, 101)])
+            self.assertEqual(g["checks"], [(2, 100 + rank), (4, 100 + rank), (5, 100 + rank)])
+
+    def test_stand_in_refuses_cpu_tensors(self):
+        """The stand-in does refuse them (else the test above proves nothing)."""
+        got = torch_ranks.run(2, torch_ranks.gather_cpu, backend=torch_ranks.REFUSE_CPU)
+        self.assertEqual(got, [torch_ranks.NCCL_CPU_ERROR] * 2)
+
+    def test_ranks_that_record_differently_agree_on_numbers(self):
+        """torch's sequence numbers name the same collective on every rank
+        even when one rank records calls another does not; the recorder's
+        own count (sequence="recorder") does not, as its docstring says."""
+        got = torch_ranks.run(2, torch_ranks.record_differently, "torch")
+        self.assertEqual(got[0], got[1])
+        self.assertEqual([op for op, _ in got[0]], ["broadcast", "barrier"])
+        own = torch_ranks.run(2, torch_ranks.record_differently, "recorder")
+        self.assertEqual(own, [[("broadcast", 3), ("barrier", 4)], [("broadcast", 1), ("barrier", 2)]])
+
+    def test_ddp_hook_on_subgroup_averages_over_the_subgroup(self):
+        """4 ranks, DDP on new_group([0, 1]) or new_group([2, 3]) (data
+        parallel inside tensor parallel): with the lclk comm hook
+        (register_ddp), every gradient and weight is exactly DDP's own."""
+        groups = [[0, 1], [2, 3]]
+        ref = torch_ranks.run(4, torch_ranks.ddp_grads, groups, False, 3)
+        hooked = torch_ranks.run(4, torch_ranks.ddp_grads, groups, True, 3)
+        # The sub-groups differ from each other (not a world average).
+        self.assertNotEqual(ref[0]["grads"], ref[2]["grads"])
+        self.assertEqual(ref[0]["grads"], ref[1]["grads"])
+        for rank in range(4):
+            self.assertEqual(hooked[rank]["grads"], ref[rank]["grads"], "rank %d" % rank)
+            self.assertEqual(hooked[rank]["weights"], ref[rank]["weights"], "rank %d" % rank)
+        # Recorded as allreduces of the sub-group, the same numbers on its ranks.
+        rec = [h["recorded"] for h in hooked]
+        self.assertEqual((rec[0], rec[2]), (rec[1], rec[3]))
+        self.assertEqual(len(rec[0]), 3)
+        self.assertEqual({(op, by) for op, _, _, by in rec[0] + rec[2]},
+                         {("allreduce", "process_group")})
+        names = {g for _, g, _, _ in rec[0]}, {g for _, g, _, _ in rec[2]}
+        self.assertEqual([len(n) for n in names], [1, 1])
+        self.assertNotEqual(names[0], names[1])
+        self.assertNotIn("default", names[0] | names[1])
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ def rank_main(a, rank):
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     torch.manual_seed(100 + rank)
     x, y = torch.randn(32, 16), torch.randn(32, 1)
-    dist.barrier()                                  # recorded: seq 1 of "default"
+    dist.barrier()                                  # recorded: the first of "default"
     if a.go_dir:
         open(os.path.join(a.go_dir, "ready.%d" % rank), "w").close()
         while not os.path.exists(os.path.join(a.go_dir, "go")):
