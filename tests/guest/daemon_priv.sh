@@ -5,7 +5,9 @@
 # made here with adduser --system as the package does, and removed after)
 # with CAP_SYS_TIME and what its sources need, nothing else, not even in
 # its bounding set; a user that does not exist leaves it uid 0 with the
-# same capabilities; a reload works unprivileged; serve keeps nothing.
+# same capabilities; a reload works unprivileged; started as lclk.service
+# starts it (as lclk, the unit's capabilities ambient) it keeps
+# CAP_SYS_TIME alone; serve keeps nothing.
 # And its single-instance lock is a file of root's under /run/lclk, which
 # no other user can hold: "flock -x /dev/lclk0 sleep 1e9" as nobody does
 # not keep it from starting. chronyd -x serves the guest's clock on
@@ -20,7 +22,7 @@ dir=$(mktemp -d /tmp/lclk-priv.$$.XXXXXX)
 chmod 755 "$dir"
 export LCLK_CONTROL=$dir/ctl.sock
 pids=()
-made_user= holder=
+made_user='' holder=''
 cleanup() {
 	local p
 	# flock(1) runs sleep as its child, which holds the lock: the group.
@@ -179,6 +181,32 @@ stop_daemon
 kill "$(cat "$dir/chronyd2.pid")" 2>/dev/null
 export LCLK_CONTROL=$dir/ctl.sock
 grep -E 'notice|warn|err' "$dir/daemon.log" | sed 's/^/# daemon: /'
+
+# ---- as lclk.service starts it: lclk, with the unit's ambient capabilities --
+# systemd makes RuntimeDirectory=lclk the user's; the daemon gives up every
+# ambient capability but CAP_SYS_TIME (its bounding set is systemd's to cut:
+# it has no CAP_SETPCAP).
+svc=+sys_time,+net_bind_service,+net_raw,+net_admin,+dac_read_search,+dac_override
+SVC_BND=0000000002003406
+mkdir -m 755 "$dir/svc-run"
+chown lclk:lclk "$dir/svc-run"
+write_config ""
+sed -i "s|^control .*|control $dir/svc-run/lclkd.sock|" "$dir/lclk.conf"
+$lclkctl set --unsync >/dev/null
+LCLK_LOCK_DIR=$dir/svc-run setpriv --reuid=lclk --regid=lclk --init-groups \
+	--inh-caps=-all,$svc --ambient-caps=-all,$svc --bounding-set=-all,$svc \
+	$lclkctl daemon -c "$dir/lclk.conf" >"$dir/daemon-svc.log" 2>&1 &
+dpid=$!
+pids+=("$dpid")
+check "started as lclk with the unit's ambient capabilities: synchronises" \
+	wait_for 30 status_is synced
+check "... keeps CAP_SYS_TIME alone (Cap* $(caps_of "$dpid"))" \
+	test "$(caps_of "$dpid")" = "0000000000000000 $SYS_TIME $SYS_TIME $SVC_BND 0000000000000000"
+lock=$(ls -l "$dir/svc-run/lclk0.lock" 2>&1)
+check "... its lock is lclk's, 0600, in the runtime directory ($lock)" \
+	test -n "$(echo "$lock" | grep -E '^-rw------- 1 lclk ')"
+stop_daemon
+grep -E 'warn|err' "$dir/daemon-svc.log" | sed 's/^/# daemon (service): /'
 
 # ---- what PTP sources keep ----------------------------------------------------
 # caps_for LINE: the daemon's CapEff with that source line (it need not
