@@ -254,11 +254,14 @@ install: module tools install-python
 	$(Q)test -e $(DESTDIR)$(SYSCONFDIR)/lclk/lclk.conf || \
 		install -D -m 644 packaging/lclk.conf $(DESTDIR)$(SYSCONFDIR)/lclk/lclk.conf
 	$(Q)install -D -m 644 packaging/60-lclk.rules $(DESTDIR)$(SYSCONFDIR)/udev/rules.d/60-lclk.rules
+	$(Q)install -D -m 644 packaging/modules-load.conf $(DESTDIR)$(SYSCONFDIR)/modules-load.d/lclk.conf
 	$(Q)mkdir -p $(DESTDIR)$(SYSCONFDIR)/systemd/system
 	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		packaging/lclk.service.in > $(DESTDIR)$(SYSCONFDIR)/systemd/system/lclk.service
 	$(Q)$(MAKE) -s dkms-tree
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	$(Q)test -n "$(DESTDIR)" || id lclk >/dev/null 2>&1 || \
+		adduser --system --group --quiet --no-create-home --home /nonexistent lclk
 
 # PYTHON_VENV=DIR: into a virtual environment, made if missing with
 # --system-site-packages (Debian's python3-torch, pip and setuptools seen

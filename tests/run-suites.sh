@@ -111,7 +111,7 @@ suite_integration() {
 # A VM runs on one host thread (tests/vm/vm-run), so LCLK_VM_JOBS of them
 # (default: one per CPU) run side by side; their results are shown and
 # counted in a fixed order once all are done.
-userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|daemon_leap|daemon_ptp|daemon_kill|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
+userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
 ram_root_tests='^build/tests/guest/lclk_suspend$'
 
 # On the debug kernel, "make check" runs the tests that drive the module:

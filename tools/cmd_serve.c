@@ -9,9 +9,7 @@
 #include <linux/net_tstamp.h>
 #include <math.h>
 #include <netdb.h>
-#include <grp.h>
 #include <poll.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +23,7 @@
 #include "lib/clock.h"
 #include "lib/clock_offset.h"
 #include "lib/net_tstamp.h"
+#include "lib/priv.h"
 #include "ntp/ntp_server.h"
 
 #define OPT_RATE	0x100
@@ -33,31 +32,27 @@
 #define OPT_ALLOW	0x103
 
 /* Who runs serve once the port is bound, as chronyd's -u. */
-#define SERVE_DEFAULT_USER	"nobody"
+#define SERVE_DEFAULT_USER	PRIV_DEFAULT_USER
 /* Without a daemon to ask: as if following a stratum-1 server. */
 #define SERVE_DEFAULT_STRATUM	2
 
 /*
- * Once the port is bound and the device open, root is needed no more:
- * reading the mapped clock, the socket's timestamps and the daemon's
- * control socket (world-connectable) need no privilege. As chronyd's -u,
- * "root" keeps it.
+ * Once the port is bound and the device open, no privilege is needed any
+ * more: reading the mapped clock, the socket's timestamps and the daemon's
+ * control socket (world-connectable) need none. serve becomes user with
+ * no capability at all, not even in its bounding set; "root", or a user
+ * that does not exist (said on stderr), keeps uid 0 without capabilities.
  */
 static int drop_privileges(const char *user)
 {
-	struct passwd *pw;
+	char note[256], err[256];
 
-	if (geteuid() != 0 || !strcmp(user, "root"))
-		return 0;
-	pw = getpwnam(user);
-	if (!pw) {
-		fprintf(stderr, "lclkctl serve: no user %s to run as (--user)\n", user);
+	if (priv_drop(user, 0, note, sizeof(note), err, sizeof(err))) {
+		fprintf(stderr, "lclkctl serve: %s\n", err);
 		return -1;
 	}
-	if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
-		fprintf(stderr, "lclkctl serve: becoming %s: %s\n", user, strerror(errno));
-		return -1;
-	}
+	if (note[0])
+		fprintf(stderr, "lclkctl serve: %s\n", note);
 	return 0;
 }
 
@@ -519,8 +514,9 @@ const struct cli_cmd cmd_serve = {
 	"  -p, --port PORT     UDP port (default 123, which needs root)\n"
 	"      --allow NET     serve clients in NET: ADDR, ADDR/PREFIX or \"all\";\n"
 	"                      repeatable, up to 32 (default 127.0.0.0/8 and ::1)\n"
-	"  -u, --user USER     run as USER after binding (default " SERVE_DEFAULT_USER ";\n"
-	"                      \"root\" keeps root)\n"
+	"  -u, --user USER     run as USER after binding, with no capability\n"
+	"                      (default " SERVE_DEFAULT_USER "; \"root\" or a missing user:\n"
+	"                      uid 0, still without capabilities)\n"
 	"      --rate N        requests per second per client (default 2)\n"
 	"      --burst N       requests at once per client (default 8)\n"
 	"      --stratum N     stratum announced while synchronised (default: the\n"

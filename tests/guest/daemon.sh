@@ -118,8 +118,9 @@ off=$(echo "$body" | awk '/^lclk_offset_seconds/ {print $2}')
 echo "# last offset $off s, bound $(echo "$body" | awk '/^lclk_bound_seconds/ {print $2}') s"
 
 # ---- serve ----------------------------------------------------------------
-# serve runs as nobody once bound: it asks the daemon's control socket for
-# its stratum, so the socket's directory must be open to it (as /run/lclk is).
+# serve runs as lclk once bound (uid 0 without capabilities where there is
+# no lclk user): it asks the daemon's control socket for its stratum, so the
+# socket's directory must be open to it (as /run/lclk is).
 chmod 755 "$dir"
 $lclkctl serve -a 127.0.0.1 -p 11130 >"$dir/serve.log" 2>&1 &
 pids+=("$!")

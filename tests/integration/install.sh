@@ -1,6 +1,8 @@
 #!/bin/bash
 # "make install" into a staging directory installs every expected file; the
-# systemd unit passes systemd-analyze verify; dkms builds the installed
+# systemd unit passes systemd-analyze verify, loads no module itself (a
+# modules-load.d entry does) and is locked down: its exposure score is at
+# most 0.8 of Debian 12's chrony.service's; dkms builds the installed
 # module sources against the test kernel's headers. TAP; cleans up.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,7 +20,7 @@ n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
 echo "TAP version 13"
-echo "1..7"
+echo "1..9"
 
 if make -s install DESTDIR="$stage/root" KDIR="/lib/modules/$kver/build" >"$stage/make.log" 2>&1; then
 	ok "make install DESTDIR=..."
@@ -31,7 +33,7 @@ expected="usr/local/sbin/lclkctl usr/local/include/lclk.h usr/local/include/lclk
 usr/local/include/linux/lclk.h usr/local/share/man/man8/lclkctl.8
 usr/local/share/man/man4/lclk.4 usr/local/share/bash-completion/completions/lclkctl
 usr/local/share/doc/lclk/lclk.conf.example etc/lclk/lclk.conf
-etc/udev/rules.d/60-lclk.rules etc/systemd/system/lclk.service
+etc/udev/rules.d/60-lclk.rules etc/systemd/system/lclk.service etc/modules-load.d/lclk.conf
 usr/src/lclk-0.1/dkms.conf usr/src/lclk-0.1/kmod/Kbuild usr/src/lclk-0.1/kmod/lclk_main.c
 usr/src/lclk-0.1/include/lclk_model.h usr/src/lclk-0.1/include/uapi/linux/lclk.h
 lib/modules/$kver/extra/kmod/lclk.ko"
@@ -86,6 +88,24 @@ if out=$(systemd-analyze verify --man=no "$unit" 2>&1) && [ -z "$out" ]; then
 else
 	echo "$out" | sed 's/^/# /'
 	not_ok "systemd-analyze verify lclk.service"
+fi
+
+# The module comes from modules-load.d, not from the unit, which keeps no
+# right to load one.
+unitf=$stage/root/etc/systemd/system/lclk.service
+if [ "$(grep -v '^#' "$stage/root/etc/modules-load.d/lclk.conf" 2>/dev/null)" = lclk ] &&
+   ! grep -qE 'modprobe|CAP_SYS_MODULE' "$unitf" && grep -qx 'ProtectKernelModules=yes' "$unitf"; then
+	ok "modules-load.d/lclk.conf loads lclk; the unit has no modprobe, no CAP_SYS_MODULE"
+else
+	grep -nE 'modprobe|CAP_SYS_MODULE|ProtectKernelModules' "$unitf" | sed 's/^/# /'
+	not_ok "modules-load.d/lclk.conf loads lclk; the unit has no modprobe, no CAP_SYS_MODULE"
+fi
+# systemd's exposure score, a fixed computation over the unit's settings.
+if e=$(scripts/unit-exposure "$unitf") &&
+   awk -v r="${e##* }" 'BEGIN { exit !(r <= 0.8) }'; then
+	ok "lclk.service's exposure over chrony.service's <= 0.8 (lclk chrony ratio: $e)"
+else
+	not_ok "lclk.service's exposure over chrony.service's <= 0.8 (lclk chrony ratio: ${e:-none})"
 fi
 
 # dkms: add the staged sources (a symlink in /usr/src), build, remove.

@@ -18,7 +18,7 @@ ok() { n=$((n + 1)); echo "ok $n $1"; }
 nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $1"; }
 check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 
-echo "1..9"
+echo "1..12"
 [ -x "$LCLKCTL" ] || { echo "Bail out! build lclkctl first"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "Bail out! needs root (network namespaces, port 123)"; exit 1; }
 ntp_setup
@@ -51,16 +51,33 @@ serve() {
 	return 1
 }
 stop_serve() { kill "${NTP_PIDS[-1]}"; wait "${NTP_PIDS[-1]}" 2>/dev/null; unset 'NTP_PIDS[-1]'; }
-uid_of() { awk '/^Uid:/ {print $2, $3}' "/proc/$1/status"; }
+# uid_of PID: "real effective saved fs" uids; caps_of PID: CapInh CapPrm
+# CapEff CapBnd CapAmb, as /proc/PID/status has them.
+uid_of() { awk '/^Uid:/ {print $2, $3, $4, $5}' "/proc/$1/status"; }
+caps_of() { awk '/^Cap(Inh|Prm|Eff|Bnd|Amb):/ {printf "%s%s", s, $2; s = " "}' "/proc/$1/status"; }
+no_caps="0000000000000000 0000000000000000 0000000000000000 0000000000000000 0000000000000000"
 
-serve
+serve -u nobody
 pid=${NTP_PIDS[-1]}
 check "default: this host is answered over loopback" "asks srv 127.0.0.1"
 check "default: a client on the network is not answered" "! asks cli $NTP_V4"
-check "started as root, serve runs as nobody once bound (uid $(uid_of "$pid"))" \
-	"[ \"$(uid_of "$pid")\" = \"$(id -u nobody) $(id -u nobody)\" ]"
-caps=$(awk '/^CapEff:/ {print $2}' "/proc/$pid/status")
-check "... with no capability left (CapEff $caps)" "[ '$caps' = 0000000000000000 ]"
+u=$(id -u nobody)
+check "started as root, serve -u nobody runs as nobody once bound (Uid $(uid_of "$pid"))" \
+	"[ \"$(uid_of "$pid")\" = \"$u $u $u $u\" ]"
+check "... with no capability left, bounding set included (Cap* $(caps_of "$pid"))" \
+	"[ \"$(caps_of "$pid")\" = \"$no_caps\" ]"
+stop_serve
+
+# A user that does not exist (the package creates lclk, the default):
+# serve says so and keeps uid 0, but without any capability.
+missing=lclk-no-such-user-$$
+serve -u "$missing"
+pid=${NTP_PIDS[-1]}
+check "-u a missing user: serve still answers" "asks srv 127.0.0.1"
+check "... says so on stderr ($(grep -m1 'no user' "$NTP_DIR/serve.log"))" \
+	"grep -q 'no user $missing to run as' '$NTP_DIR/serve.log'"
+check "... runs as uid 0 with no capability (Uid $(uid_of "$pid"), Cap* $(caps_of "$pid"))" \
+	"[ \"$(uid_of "$pid")\" = '0 0 0 0' -a \"$(caps_of "$pid")\" = \"$no_caps\" ]"
 stop_serve
 
 serve --allow "10.$NTP_NET.0.0/24"

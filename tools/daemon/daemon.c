@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/file.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,6 +122,46 @@ static void stop_runners(struct daemon *d)
 		;
 }
 
+/*
+ * flock DIR/NAME.lock, NAME the device's node (after symlinks): created
+ * 0600 in a directory no other user can write, so no one else can hold it
+ * or put something in its place. Kept open (and locked) until exit.
+ */
+static int lock_device(struct daemon *d, const char *device)
+{
+	const char *dir = getenv("LCLK_LOCK_DIR");
+	char real[PATH_MAX], path[PATH_MAX];
+	const char *name;
+	struct stat st;
+
+	if (!dir || !dir[0])
+		dir = DAEMON_LOCK_DIR;
+	name = strrchr(realpath(device, real) ? real : device, '/');
+	name = name ? name + 1 : device;
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		log_err("%s: cannot create %s: %s", device, dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || (st.st_mode & 022) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid())) {
+		log_err("%s: %s is not a directory only its owner (root or us) can write",
+			device, dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s.lock", dir, name);
+	d->lock_fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (d->lock_fd < 0) {
+		log_err("%s: lock %s: %s", device, path, strerror(errno));
+		return -1;
+	}
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB)) {
+		log_err("%s: %s", device, errno == EWOULDBLOCK ?
+			"another daemon steers it already" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 {
 	struct lclk_params model;
@@ -127,22 +169,23 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 
 	memset(d, 0, sizeof(*d));
 	d->cfg = *cfg;
-	d->fd = -1;
+	d->fd = d->lock_fd = -1;
 	d->wake[0] = d->wake[1] = -1;
 	snprintf(d->report.device, sizeof(d->report.device), "%s", cfg->device);
 
 	err = target_open(&d->tc, cfg->device, true);
 	if (err)
 		return device_error("daemon", cfg->device, "open", err);
-	d->fd = device_open(cfg->device, true);
+	/*
+	 * Read-only: changing the model takes CAP_SYS_TIME, not the file's
+	 * mode, and the node is root's, 0644: the daemon's user (lclk under
+	 * lclk.service) opens it as it is.
+	 */
+	d->fd = device_open(cfg->device, false);
 	if (d->fd < 0)
 		return device_error("daemon", cfg->device, "open", d->fd);
-	/* One daemon per device: two would steer it in turns. Released on exit. */
-	if (flock(d->fd, LOCK_EX | LOCK_NB)) {
-		log_err("%s: %s", cfg->device, errno == EWOULDBLOCK ?
-			"another daemon steers it already" : strerror(errno));
+	if (lock_device(d, cfg->device))
 		return EXIT_FAIL;
-	}
 	err = device_ioctl(d->fd, LCLK_IOC_INFO, &d->info);
 	if (!err)
 		err = device_ioctl(d->fd, LCLK_IOC_GET_MODEL, &model);
@@ -162,13 +205,16 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 	d->report.rate_ppt = d->report.freq_ppt = servo_freq(d->servo);
 	poll_sched_init(&d->sched, cfg->minpoll_ns, cfg->maxpoll_ns, cfg->fastpolls,
 			cfg->disturbance_ns);
-	if (start_runners(d))
-		return EXIT_FAIL;
 	log_notice("%s: %s, rate %lld ppt, %u sources, holdover %llds, drift %u ppb",
 		   cfg->device, lclk_status_name(model.status), (long long)model.rate_ppt,
 		   (unsigned int)cfg->nsources, (long long)(cfg->holdover_ns / 1000000000LL),
 		   d->drift_ppb);
 	return 0;
+}
+
+int daemon_start(struct daemon *d)
+{
+	return start_runners(d) ? EXIT_FAIL : 0;
 }
 
 /* The model now runs at rate_ppt, since now_ns. */
@@ -257,6 +303,8 @@ void daemon_fini(struct daemon *d)
 	}
 	if (d->fd >= 0)
 		close(d->fd);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
 	target_close(&d->tc);
 }
 

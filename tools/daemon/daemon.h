@@ -25,6 +25,7 @@ struct daemon {
 	struct daemon_config cfg;
 	struct target_clock tc;		/* reads the clock through the mmap page */
 	int fd;				/* the device, for changes */
+	int lock_fd;			/* DAEMON_LOCK_DIR/NAME.lock, flocked */
 	struct lclk_info info;
 	uint32_t drift_ppb;		/* the oscillator's: configured or the module's */
 	int64_t max_rate_ppt;		/* min(maxslew, the module's limit) */
@@ -51,11 +52,20 @@ struct daemon {
 };
 
 /*
+ * One daemon per device: two would steer it in turns. The lock is a file of
+ * root's in a directory of root's, not the device node, which any user may
+ * open and flock. $LCLK_LOCK_DIR overrides the directory (tests).
+ */
+#define DAEMON_LOCK_DIR	"/run/lclk"
+
+/*
  * Open the device (and lock it: one daemon per device), apply the
- * configuration's holdover and drift, start the source threads. 0 or an
- * exit code (cli.h) after a logged message.
+ * configuration's holdover and drift. 0 or an exit code (cli.h) after a
+ * logged message. daemon_start() then starts the source threads: between
+ * the two, with no thread but the caller's, the caller drops privileges.
  */
 int daemon_init(struct daemon *d, const struct daemon_config *cfg);
+int daemon_start(struct daemon *d);
 /* Stop the source threads and end the correction, before a reload. */
 void daemon_stop_sources(struct daemon *d);
 /* Take a new configuration (SIGHUP): sources, servo, schedule, limits. */

@@ -71,6 +71,7 @@ void config_defaults(struct daemon_config *c)
 	c->pi_ki = 0.3;
 	snprintf(c->metrics, sizeof(c->metrics), CONFIG_DEFAULT_METRICS);
 	snprintf(c->control, sizeof(c->control), CONFIG_DEFAULT_CONTROL);
+	snprintf(c->user, sizeof(c->user), CONFIG_DEFAULT_USER);
 	c->log_level = LOG_INFO;
 }
 
@@ -417,6 +418,12 @@ static int dir_control(struct parse_ctx *p, int argc, char **argv)
 	return copy_str(p, "control", argv[1], p->c->control, sizeof(p->c->control));
 }
 
+static int dir_user(struct parse_ctx *p, int argc, char **argv)
+{
+	(void)argc;
+	return copy_str(p, "user", argv[1], p->c->user, sizeof(p->c->user));
+}
+
 static int dir_log(struct parse_ctx *p, int argc, char **argv)
 {
 	int i, level;
@@ -458,6 +465,7 @@ static const struct directive {
 	{ "metrics",		1, 1, dir_metrics },
 	{ "control",		1, 1, dir_control },
 	{ "log",		1, 2, dir_log },
+	{ "user",		1, 1, dir_user },
 };
 
 /* Split at blanks, drop the comment. Returns the word count or -1. */

@@ -70,12 +70,15 @@ struct daemon_config {
 
 	char metrics[CONFIG_URL_MAX];	/* "ADDR:PORT", "" = off */
 	char control[CONFIG_URL_MAX];	/* UNIX socket path, "" = off */
+	/* Who the daemon runs as once its device and sockets are open. */
+	char user[64];
 	int log_level;			/* LOG_* */
 	bool log_syslog;
 };
 
 #define CONFIG_DEFAULT_CONTROL	"/run/lclk/lclkd.sock"
 #define CONFIG_DEFAULT_METRICS	"127.0.0.1:9478"
+#define CONFIG_DEFAULT_USER	"lclk"
 
 void config_defaults(struct daemon_config *c);
 

@@ -5,10 +5,12 @@
  * ptp4l disciplines it), utc_offset=S, timescale=utc|tai (see ptp_opts.h).
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/priv.h"
 #include "sync/source.h"
 #include "phc.h"
 #include "ptp_opts.h"
@@ -79,10 +81,18 @@ static void phc_src_close(struct source *src)
 	src->priv = NULL;
 }
 
+/* /dev/ptpN is root's, 0600: read-only opens need CAP_DAC_READ_SEARCH. */
+static uint64_t phc_src_caps(const char *spec)
+{
+	(void)spec;
+	return PRIV_CAP(CAP_DAC_READ_SEARCH);
+}
+
 const struct source_ops phc_source_ops = {
 	.scheme = "phc",
 	.sep = ":",
 	.open = phc_src_open,
 	.measure = phc_src_measure,
 	.close = phc_src_close,
+	.caps = phc_src_caps,
 };

@@ -25,11 +25,13 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/clock_offset.h"
+#include "lib/priv.h"
 #include "sync/source.h"
 #include "phc.h"
 #include "pmc_client.h"
@@ -244,10 +246,21 @@ static void ptp4l_src_close(struct source *src)
 	src->priv = NULL;
 }
 
+/*
+ * ptp4l's socket is root's, 0660, our own is bound in /var/run (pmc_open())
+ * and the PHC is root's 0600: CAP_DAC_OVERRIDE for all three.
+ */
+static uint64_t ptp4l_src_caps(const char *spec)
+{
+	(void)spec;
+	return PRIV_CAP(CAP_DAC_OVERRIDE);
+}
+
 const struct source_ops ptp4l_source_ops = {
 	.scheme = "ptp4l",
 	.sep = ":",
 	.open = ptp4l_src_open,
 	.measure = ptp4l_src_measure,
 	.close = ptp4l_src_close,
+	.caps = ptp4l_src_caps,
 };

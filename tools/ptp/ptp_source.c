@@ -38,12 +38,14 @@
  * follows its master's Announces and Syncs but sends no Delay_Req.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/clock_offset.h"
+#include "lib/priv.h"
 #include "sync/clock_quality.h"
 #include "sync/source.h"
 #include "ptp_opts.h"
@@ -53,6 +55,9 @@
 #define PTP_DEFAULT_SAMPLES	8
 #define PTP_MAX_SAMPLES		64
 #define PTP_BURST_SPAN_NS	3000000000LL
+
+/* The options ptp:// takes. */
+#define PTP_SRC_KEYS	"domain transport ts wait utc_offset timescale allow"
 
 struct ptp_source {
 	struct ptp_slave slave;
@@ -70,7 +75,7 @@ static int ptp_src_open(struct source *src, const char *spec, char *err, size_t 
 	if (!ps)
 		return -ENOMEM;
 	r = ptp_opts_parse(&ps->opts, spec,
-			   "domain transport ts wait utc_offset timescale allow", err, errlen);
+			   PTP_SRC_KEYS, err, errlen);
 	if (r)
 		goto fail;
 	t = strcmp(ps->opts.transport, "l2") ? PTP_NET_UDP4 : PTP_NET_L2;
@@ -287,6 +292,27 @@ static void ptp_src_close(struct source *src)
 	src->priv = NULL;
 }
 
+/*
+ * UDP binds the event and general ports, 319 and 320; layer 2 is a packet
+ * socket; hardware stamps (ts=hw, or auto where the NIC has them) set
+ * SIOCSHWTSTAMP and read the NIC's PHC, root's 0600. A spec that does not
+ * parse needs nothing: it never opens.
+ */
+static uint64_t ptp_src_caps(const char *spec)
+{
+	struct ptp_opts o;
+	char err[128];
+	uint64_t caps;
+
+	if (ptp_opts_parse(&o, spec, PTP_SRC_KEYS,
+			   err, sizeof(err)))
+		return 0;
+	caps = strcmp(o.transport, "l2") ? PRIV_CAP(CAP_NET_BIND_SERVICE) : PRIV_CAP(CAP_NET_RAW);
+	if (strcmp(o.ts, "sw"))
+		caps |= PRIV_CAP(CAP_NET_ADMIN) | PRIV_CAP(CAP_DAC_READ_SEARCH);
+	return caps;
+}
+
 const struct source_ops ptp_source_ops = {
 	.scheme = "ptp",
 	.sep = "://",
@@ -294,4 +320,5 @@ const struct source_ops ptp_source_ops = {
 	.measure = ptp_src_measure,
 	.idle = ptp_src_idle,
 	.close = ptp_src_close,
+	.caps = ptp_src_caps,
 };

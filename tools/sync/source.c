@@ -18,23 +18,41 @@ static const struct source_ops *const backends[] = {
 	NULL
 };
 
-int source_open(struct source *src, const char *url,
-		const struct source_opts *opts, char *err, size_t errlen)
+static const struct source_ops *backend(const char *url, const char **spec)
 {
 	size_t i;
 
-	memset(src, 0, sizeof(*src));
-	src->url = url;
-	src->opts = *opts;
 	for (i = 0; backends[i]; i++) {
 		const struct source_ops *ops = backends[i];
 		size_t n = strlen(ops->scheme), s = strlen(ops->sep);
 
 		if (strncmp(url, ops->scheme, n) || strncmp(url + n, ops->sep, s))
 			continue;
-		src->ops = ops;
-		return ops->open(src, url + n + s, err, errlen);
+		*spec = url + n + s;
+		return ops;
 	}
+	return NULL;
+}
+
+uint64_t source_caps(const char *url)
+{
+	const char *spec;
+	const struct source_ops *ops = backend(url, &spec);
+
+	return ops && ops->caps ? ops->caps(spec) : 0;
+}
+
+int source_open(struct source *src, const char *url,
+		const struct source_opts *opts, char *err, size_t errlen)
+{
+	const char *spec;
+
+	memset(src, 0, sizeof(*src));
+	src->url = url;
+	src->opts = *opts;
+	src->ops = backend(url, &spec);
+	if (src->ops)
+		return src->ops->open(src, spec, err, errlen);
 	snprintf(err, errlen, "'%s': unknown source (ntp://HOST[:PORT], ptp://IFACE, phc:/dev/ptpN, ptp4l:PATH)",
 		 url);
 	return -EINVAL;

@@ -71,6 +71,12 @@ struct source_ops {
 	 */
 	int (*idle)(struct source *src, int64_t deadline_ns);
 	void (*close)(struct source *src);
+	/*
+	 * Optional: the capabilities (a mask of 1ULL << CAP_*) that opening
+	 * spec needs beyond an unprivileged user's; none if absent. The
+	 * daemon keeps them after it drops root, to reopen at a reload.
+	 */
+	uint64_t (*caps)(const char *spec);
 };
 
 struct source {
@@ -84,5 +90,7 @@ struct source {
 int source_open(struct source *src, const char *url,
 		const struct source_opts *opts, char *err, size_t errlen);
 void source_close(struct source *src);
+/* What opening url needs (source_ops.caps); 0 for an unknown scheme. */
+uint64_t source_caps(const char *url);
 
 #endif /* LCLK_SOURCE_H */

@@ -46,6 +46,7 @@ TEST(full_file)
 		"servo pi 0.5 0.2\n"
 		"metrics [::1]:9100\n"
 		"control /tmp/lclk.sock\n"
+		"user lclk-test\n"
 		"log debug syslog\n";
 	struct daemon_config c;
 	char err[256] = "";
@@ -83,6 +84,7 @@ TEST(full_file)
 	EXPECT_TRUE(c.pi_kp == 0.5 && c.pi_ki == 0.2);
 	EXPECT_STREQ("[::1]:9100", c.metrics);
 	EXPECT_STREQ("/tmp/lclk.sock", c.control);
+	EXPECT_STREQ("lclk-test", c.user);
 	EXPECT_EQ(LOG_DEBUG, c.log_level);
 	EXPECT_TRUE(c.log_syslog);
 }
@@ -104,6 +106,7 @@ TEST(defaults)
 	EXPECT_EQ(2, c.class_rank[CLASS_PEER]);
 	EXPECT_STREQ(CONFIG_DEFAULT_METRICS, c.metrics);
 	EXPECT_STREQ(CONFIG_DEFAULT_CONTROL, c.control);
+	EXPECT_STREQ("lclk", c.user);
 	EXPECT_EQ(SERVO_PI, c.servo);
 	/* Each source spaces its samples: 2 s to a public NTP server. */
 	EXPECT_GT(0, c.sample_interval_ns);
@@ -159,6 +162,7 @@ static const struct {
 	{ "source ntp://h\nmetrics localhost\n", "test.conf:2: metrics: expected ADDR:PORT" },
 	{ "source ntp://h\nmetrics 127.0.0.1:99999\n", "test.conf:2: metrics:" },
 	{ "source ntp://h\ncontrol relative.sock\n", "test.conf:2: control: expected an absolute" },
+	{ "source ntp://h\nuser\n", "test.conf:2: user: expected 1 to 1 values, got 0" },
 	{ "source ntp://h\nlog loud\n", "test.conf:2: log: 'loud' is not a level" },
 	{ "source ntp://h\npreference ptp ntp ntp\n", "test.conf:2: preference: 'ntp' is not one of" },
 	{ "source ntp://h\npreference ptp\n", "test.conf:2: preference: expected the 3 classes" },
