@@ -21,10 +21,11 @@ fails. The decoded text is then checked the way trace_processor reads it:
   is lost when its terminating event comes before its start in that
   order, or it is never terminated, or never started.
 
-Usage: check_trace.py [--merged] [--flows N] [--max-lost N] [--json] FILE...
+Usage: check_trace.py [--merged] [--flows N] [--max-lost N] [--clock ID] [--json] FILE...
   --merged      the trace is a merge: every track event sits on a thread
                 track or a track below a process (as trace merge writes them)
   --flows N     the flows expected
+  --clock ID    every event's timestamp is in clock ID
   --max-lost N  at most N flows lost (an arrow between hosts whose clocks
                 disagree by more than the message's delay goes back in time,
                 and is lost whatever the encoding: only honest clocks can
@@ -102,6 +103,7 @@ class Report:
     def __init__(self) -> None:
         self.errors: List[str] = []
         self.flows = self.lost = self.threads = self.processes = 0
+        self.clocks: set = set()     # the clocks of the track events' timestamps
 
     def fail(self, msg: str) -> None:
         if len(self.errors) < 20:
@@ -174,6 +176,8 @@ def check(tree: Node, merged: bool) -> Report:
                 rep.fail("packet %d: timestamp in no declared clock (BOOTTIME by default)" % i)
             elif clock > BUILTIN_CLOCK_MAX and clock not in snap_clocks:
                 rep.fail("packet %d: clock %d has no ClockSnapshot" % (i, clock))
+            if clock is not None:
+                rep.clocks.add(clock)
             events.append((one(p, "timestamp", 0), i, ev))
     for pid, tid in thread_pids:
         if pid not in proc_pids:
@@ -213,6 +217,7 @@ def main() -> int:
     ap.add_argument("--merged", action="store_true")
     ap.add_argument("--flows", type=int)
     ap.add_argument("--max-lost", type=int)
+    ap.add_argument("--clock", type=int, help="the events' timestamps are all in this clock")
     ap.add_argument("--json", action="store_true", help="print one JSON object per file")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
@@ -228,6 +233,8 @@ def main() -> int:
             rep.fail("%d of %d flows lost" % (rep.lost, rep.flows))
         if a.flows is not None and rep.flows != a.flows:
             rep.fail("%d flows, not %d" % (rep.flows, a.flows))
+        if a.clock is not None and rep.clocks != {a.clock}:
+            rep.fail("timestamps in clocks %s, not %d" % (sorted(rep.clocks), a.clock))
         if a.json:
             print(json.dumps({"file": path, "flows": rep.flows, "flows_lost": rep.lost,
                               "threads": rep.threads, "processes": rep.processes,

@@ -1105,6 +1105,18 @@ static int run(struct merge *m)
 	}
 	for (i = m->nheap / 2 + 1; i-- > 0;)
 		inputs_sift_down(m, i);
+	/*
+	 * Each input's clock is in its first packet, read by now: the merge is
+	 * in logical time if they all are, else in CLOCK_MONOTONIC (and not
+	 * comparable across hosts: cmd_trace_merge.c says so).
+	 */
+	if (m->w) {
+		bool logical = true;
+
+		for (i = 0; i < m->n; i++)
+			logical &= m->res->inputs[i].logical;
+		pftrace_writer_clock(m->w, logical);
+	}
 	while (m->nheap && !m->err) {
 		struct input *in = m->heap[0].in;
 		struct event *e = reorder_pop(in);

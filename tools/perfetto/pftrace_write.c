@@ -37,11 +37,12 @@ struct pftrace_writer {
 	int started;
 	int err;
 	size_t len;
+	int clock_declared;
+	uint32_t clock_id;
 	struct intern_table intern;
 	uint8_t buf[OUT_BUF];
 };
 
-static int declare_clock(struct pftrace_writer *w);
 
 struct pftrace_writer *pftrace_writer_open(const char *path)
 {
@@ -60,15 +61,9 @@ struct pftrace_writer *pftrace_writer_open(const char *path)
 	w->started = 0;
 	w->err = 0;
 	w->len = 0;
+	w->clock_declared = 0;
+	w->clock_id = CLOCK_ID_LOGICAL_GLOBAL;
 	memset(&w->intern, 0, sizeof(w->intern));
-	if (declare_clock(w)) {
-		int err = -w->err;
-
-		close(w->fd);
-		free(w);
-		errno = err;
-		return NULL;
-	}
 	return w;
 }
 
@@ -166,24 +161,38 @@ static void clock_at_zero(struct pb *snap, uint32_t id)
 	pb_msg(snap, CS_CLOCKS, &c);
 }
 
+void pftrace_writer_clock(struct pftrace_writer *w, bool logical)
+{
+	w->clock_id = logical ? CLOCK_ID_LOGICAL_GLOBAL : CLOCK_ID_MONOTONIC;
+}
+
 /*
- * The first packet: the timestamps are in the logical clock, which is
- * BOOTTIME's equal from 0 on (one snapshot, both at 0).
+ * Before the first event: the clock of the timestamps. The logical clock
+ * is BOOTTIME's equal from 0 on (one snapshot, both at 0); CLOCK_MONOTONIC
+ * is a builtin clock that needs none.
  */
 static int declare_clock(struct pftrace_writer *w)
 {
 	struct pb pkt, snap, def;
+	int err;
 
+	if (w->clock_declared)
+		return 0;
 	pb_reset(&pkt);
 	pb_reset(&snap);
 	pb_reset(&def);
-	clock_at_zero(&snap, CLOCK_ID_LOGICAL_GLOBAL);
-	clock_at_zero(&snap, CLOCK_ID_BOOTTIME);
-	pb_uint(&def, DEF_TIMESTAMP_CLOCK_ID, CLOCK_ID_LOGICAL_GLOBAL);
-	pb_msg(&pkt, PKT_CLOCK_SNAPSHOT, &snap);
+	if (w->clock_id != CLOCK_ID_MONOTONIC) {
+		clock_at_zero(&snap, w->clock_id);
+		clock_at_zero(&snap, CLOCK_ID_BOOTTIME);
+		pb_msg(&pkt, PKT_CLOCK_SNAPSHOT, &snap);
+	}
+	pb_uint(&def, DEF_TIMESTAMP_CLOCK_ID, w->clock_id);
 	pb_msg(&pkt, PKT_DEFAULTS, &def);
-	w->err = put_packet(w, &pkt);
-	return w->err;
+	err = put_packet(w, &pkt);
+	if (err && !w->err)
+		w->err = err;
+	w->clock_declared = !err;
+	return err;
 }
 
 static int put_descriptor(struct pftrace_writer *w, const struct pb *td)
@@ -304,6 +313,8 @@ static int put_begin(struct pftrace_writer *w, const struct pftrace_event *e)
 
 	if (e->nargs > PFTRACE_MAX_ARGS)
 		return -EINVAL;
+	if (declare_clock(w))
+		return w->err;
 	if (e->category)
 		cat.iid = intern(&w->intern, INTERN_CATEGORY, cat.s, cat.len, &cat.fresh);
 	name.iid = intern(&w->intern, INTERN_NAME, name.s, name.len, &name.fresh);

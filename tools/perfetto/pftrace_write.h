@@ -6,10 +6,11 @@
  * threads with their descriptors, named tracks under a process), slices
  * that keep their original annotations as encoded and gain some, and flow
  * arrows. One packet sequence; event names and categories interned
- * (pftrace_intern.h). The first packet declares the timestamps' clock:
- * CLOCK_ID_LOGICAL_GLOBAL (perfetto_proto.h), lclk's logical time, related
- * to BOOTTIME one to one by a ClockSnapshot at 0, so that importers put it
- * on their timeline as it is, and know it is not the machine's BOOTTIME.
+ * (pftrace_intern.h). The packet before the first event declares the
+ * timestamps' clock: CLOCK_ID_LOGICAL_GLOBAL (perfetto_proto.h), lclk's
+ * logical time, related to BOOTTIME one to one by a ClockSnapshot at 0, so
+ * that importers put it on their timeline as it is, and know it is not the
+ * machine's BOOTTIME; or CLOCK_MONOTONIC, for traces in it.
  *
  * A flow starts on its sending slice's begin (flow_ids) and ends on its
  * receiving slice's end (terminating_flow_ids), or on the instant: a
@@ -19,6 +20,7 @@
 #ifndef LCLK_PFTRACE_WRITE_H
 #define LCLK_PFTRACE_WRITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +58,9 @@ struct pftrace_event {
 
 /* NULL with errno set on failure. */
 struct pftrace_writer *pftrace_writer_open(const char *path);
+
+/* The clock of the timestamps (default: logical), before the first event. */
+void pftrace_writer_clock(struct pftrace_writer *w, bool logical);
 
 /* A named track under parent (0: none). 0 or -errno. */
 int pftrace_track(struct pftrace_writer *w, uint64_t uuid, uint64_t parent,

@@ -542,6 +542,50 @@ TEST(a_receive_that_began_before_its_send_keeps_its_arrow)
 	cleanup(&f);
 }
 
+/*
+ * The merged trace declares its timestamps' clock: lclk's logical time
+ * (a global clock named org.lclk.logical) when every input is in it, and
+ * CLOCK_MONOTONIC (3) when one is not, rather than call it logical.
+ */
+static void merge_one_clock(struct __test_metadata *_metadata, bool logical,
+			    const char *want)
+{
+	char dir[] = "/tmp/lclk-merge.XXXXXX", in[64], out[64], opts[64];
+	struct perfetto_clock clock = { .logical = logical, .now_ns = T0 };
+	struct perfetto_slice s = {
+		.pid = 7, .tid = 7, .thread_name = "main", .name = "poll",
+		.start_ns = T0, .end_ns = T0 + MS,
+	};
+	const char *paths[] = { in }, *err_path;
+	struct merge_result res;
+	struct perfetto *pf;
+
+	ASSERT_NE(mkdtemp(dir), NULL);
+	snprintf(in, sizeof(in), "%s/node0.pftrace", dir);
+	snprintf(out, sizeof(out), "%s/cluster.pftrace", dir);
+	pf = perfetto_open(in, "node0", &clock);
+	ASSERT_NE(pf, NULL);
+	ASSERT_EQ(perfetto_slice(pf, &s), 0);
+	ASSERT_EQ(perfetto_close(pf), 0);
+	ASSERT_EQ(trace_merge(paths, 1, out, NULL, &res, &err_path), 0);
+	snprintf(opts, sizeof(opts), "--merged --clock %s", want);
+	EXPECT_EQ(perfetto_check(out, opts), 0);
+	merge_result_free(&res);
+	unlink(in);
+	unlink(out);
+	rmdir(dir);
+}
+
+TEST(the_merge_of_logical_traces_is_in_the_logical_clock)
+{
+	merge_one_clock(_metadata, true, "3689894376");	/* 0xdbef51e8 */
+}
+
+TEST(the_merge_of_a_monotonic_trace_says_so)
+{
+	merge_one_clock(_metadata, false, "3");
+}
+
 TEST(events_written_out_of_order_come_out_in_order)
 {
 	static struct out_event ev[64];
