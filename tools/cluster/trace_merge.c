@@ -401,7 +401,8 @@ static void declare_out(struct merge *m, struct input *in, struct track *t, stru
 		return;
 	if (t->tid && proc) {
 		tid = t->tid == proc->pid ? proc->out_pid : (int64_t)(in->idx + 1) << 32 | t->tid;
-		set_err(m, pftrace_thread(m->w, t->out, proc->out_pid, tid, t->name ? t->name : "?"));
+		set_err(m, pftrace_thread(m->w, t->out, proc->out_pid, tid,
+					  t->name ? t->name : "?"));
 		return;
 	}
 	if (pt && pt != proc && pt->parent && pt->name)

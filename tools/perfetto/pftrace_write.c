@@ -43,7 +43,6 @@ struct pftrace_writer {
 	uint8_t buf[OUT_BUF];
 };
 
-
 struct pftrace_writer *pftrace_writer_open(const char *path)
 {
 	struct pftrace_writer *w = malloc(sizeof(*w));
@@ -371,7 +370,8 @@ static int put_begin(struct pftrace_writer *w, const struct pftrace_event *e)
 /* A slice's end, with the arrows that end on it. */
 static int put_end(struct pftrace_writer *w, const struct pftrace_event *e)
 {
-	size_t ev_len = pb_uint_size(TE_TYPE, TYPE_SLICE_END) + pb_uint_size(TE_TRACK_UUID, e->track) +
+	size_t ev_len = pb_uint_size(TE_TYPE, TYPE_SLICE_END) +
+			pb_uint_size(TE_TRACK_UUID, e->track) +
 			e->nflows_in * (size_t)pb_fixed64_size(TE_TERMINATING_FLOW_IDS);
 	size_t pkt_len = pb_uint_size(PKT_TIMESTAMP, e->end_ns) +
 			 pb_bytes_size(PKT_TRACK_EVENT, ev_len) + tail_size(w, false);
