@@ -16,6 +16,7 @@ from lclk import perfetto, report, timeline
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CHECK_TRACE = os.path.join(TOP, "tests", "perfetto", "check_trace.py")
 LCLKCTL = os.environ.get("LCLKCTL", os.path.join(TOP, "build", "lclkctl"))
+CLUSTER_GEN = os.path.join(TOP, "build", "tests", "bench", "cluster_gen")
 
 
 def check_trace(test, paths, *opts):
@@ -378,6 +379,34 @@ class Timeline(unittest.TestCase):
         self.assertIn(">node0: ", svg)
         self.assertIn(">node1: ", svg)
         self.assertTrue(timeline.main_thread("mpi (pid 7) / mpi (tid 7)"))
+
+    def test_a_merged_trace_of_threads(self):
+        # lclkctl trace's writer (through tests/bench/cluster_gen: 3 hosts, pid
+        # 4242 on each, its main thread and a network thread), merged: every
+        # thread is read under its own host's process, as trace_processor's
+        # thread table has it, and the timeline draws the merge's arrows.
+        if not os.access(CLUSTER_GEN, os.X_OK):
+            self.skipTest("%s is not built" % CLUSTER_GEN)
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([CLUSTER_GEN, d, "3", "4"], check=True, stdout=subprocess.DEVNULL)
+            paths = sorted(os.path.join(d, f) for f in os.listdir(d))
+            out = os.path.join(d, "cluster.pftrace")
+            merge(self, paths, out)
+            rep, = check_trace(self, [out], "--merged", "--max-lost", "0")
+            with open(out, "rb") as f:
+                slices = perfetto.read_slices(f.read())
+        self.assertEqual((rep["processes"], rep["threads"]), (3, 6))
+        # the process's name is its comm on the writing machine, if there ("?")
+        self.assertEqual(sorted(s.root.split(":")[0] for s in slices
+                                if s.root.endswith(" (pid 4242)")),
+                         sorted(s.root.split(":")[0] for s in slices))
+        self.assertEqual(len({s.root for s in slices}), 3)
+        for s in slices:
+            self.assertRegex(s.track, r"^node0[0-2]: .* \(pid 4242\) / .* \(tid \d+\)$")
+            self.assertTrue(s.track.startswith(s.root + " / "))
+        main = [s for s in slices if timeline.main_thread(s.track)]
+        self.assertTrue(0 < len(main) < len(slices))
+        self.assertEqual(len(timeline.arrows(slices)), rep["flows"])
         self.assertFalse(timeline.main_thread("mpi (pid 7) / mpi (tid 9)"))
 
 
