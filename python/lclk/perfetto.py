@@ -3,15 +3,23 @@
 
 The writer follows tools/perfetto/perfetto.c (what ``lclkctl trace --trace-out``
 writes) so that files of both open together and a later merge puts them on
-one timeline: timestamps are logical ns; pids are mapped into a range
-chosen by a hash of the host name, ``(1 + fnv1a64(host) % 511) << 22 | pid``;
-the process track of a pid has the uuid lclkctl gives it, so slices written
-here land under the same process as that process's traced system calls.
+one timeline: timestamps are logical ns, in the sequence's own clock (id
+64) that the first packet declares (a ClockSnapshot relates it to BOOTTIME
+one to one); tracks carry names, not pids, as lclkctl's do, because hosts
+have equal pids and Perfetto merges processes by pid: a track per host (the
+host's name), the process's under it ("COMM (pid P)"), with the uuids
+lclkctl gives them, so slices written here land under the same process as
+that process's traced system calls, and files of any number of hosts open
+together. ``lclkctl trace merge`` gives each process of each host a pid of
+its own, with thread and process descriptors.
 
 Slices go on named tracks under the process (TrackDescriptor.name with
 parent_uuid), one per kind of record; slices that overlap in time (async
 collectives in flight together) are spread over lanes, "collectives",
 "collectives 1"..., because slices of one track must nest.
+
+:func:`read_slices` reads these, lclkctl's and merged traces (interned
+names, thread and process descriptors).
 
 Every slice carries its own facts as debug annotations (rank, sequence
 number, bound at begin and end...), so a reader needs no descriptor to
@@ -24,20 +32,39 @@ from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple, Un
 
 # Field numbers of perfetto/trace/trace_packet.proto and track_event/*.proto,
 # as in tools/perfetto/perfetto.c.
+PKT_CLOCK_SNAPSHOT = 6
 PKT_TIMESTAMP = 8
 PKT_SEQUENCE_ID = 10
 PKT_TRACK_EVENT = 11
+PKT_INTERNED_DATA = 12
 PKT_SEQUENCE_FLAGS = 13
+PKT_DEFAULTS = 59
 PKT_TRACK_DESCRIPTOR = 60
 SEQ_INCREMENTAL_STATE_CLEARED = 1
+DEF_TIMESTAMP_CLOCK_ID = 58
+CS_CLOCKS = 1
+CLK_ID = 1
+CLK_TIMESTAMP = 2
+CLOCK_ID_BOOTTIME = 6
+CLOCK_ID_LOGICAL = 64       # 64-127: the sequence's own
+ID_EVENT_CATEGORIES = 1
+ID_EVENT_NAMES = 2
+IE_IID = 1
+IE_NAME = 2
 TD_UUID = 1
 TD_NAME = 2
 TD_PROCESS = 3
+TD_THREAD = 4
 TD_PARENT_UUID = 5
 PD_PID = 1
 PD_PROCESS_NAME = 6
+THD_PID = 1
+THD_TID = 2
+THD_THREAD_NAME = 5
+TE_CATEGORY_IIDS = 3
 TE_DEBUG_ANNOTATIONS = 4
 TE_TYPE = 9
+TE_NAME_IID = 10
 TE_TRACK_UUID = 11
 TE_CATEGORIES = 22
 TE_NAME = 23
@@ -54,8 +81,6 @@ WIRE_I64 = 1
 WIRE_LEN = 2
 WIRE_I32 = 5
 
-PID_BITS = 22
-HOST_SLOTS = 511
 U64 = (1 << 64) - 1
 
 Value = Union[int, str]
@@ -117,7 +142,6 @@ class Writer:
         self.host = host if host is not None else socket.gethostname()
         self.pid = pid if pid is not None else os.getpid()
         self._hash = fnv1a64(self.host)
-        self._slot = 1 + self._hash % HOST_SLOTS
         # Distinct from lclkctl's sequence for the same pid (it uses its own).
         self._seq_id = (mix64(self._hash ^ self.pid ^ 0x6c636c6b << 32) & 0xffffffff) | 1
         self._started = False
@@ -125,9 +149,19 @@ class Writer:
         self._lanes: Dict[str, List[int]] = {}  # kind -> last end of each lane
         self._lock = threading.Lock()
         self._f: Optional[BinaryIO] = open(path, "wb")
+        self._declare_clock()
 
-    def host_pid(self, pid: int) -> int:
-        return self._slot << PID_BITS | (pid & ((1 << PID_BITS) - 1))
+    def _declare_clock(self) -> None:
+        """The first packet: timestamps are in the logical clock (the
+        sequence's id 64), BOOTTIME's equal (one snapshot, both at 0)."""
+        snap = b"".join(_bytes(CS_CLOCKS, _uint(CLK_ID, c) + _uint(CLK_TIMESTAMP, 0))
+                        for c in (CLOCK_ID_LOGICAL, CLOCK_ID_BOOTTIME))
+        self._put(_bytes(PKT_CLOCK_SNAPSHOT, snap) +
+                  _bytes(PKT_DEFAULTS, _uint(DEF_TIMESTAMP_CLOCK_ID, CLOCK_ID_LOGICAL)))
+
+    def _host_uuid(self) -> int:
+        # tools/perfetto/perfetto.c's track_uuid(p, 0, 0): the host's track.
+        return mix64(self._hash) | 1
 
     def _process_uuid(self) -> int:
         # tools/perfetto/perfetto.c's track_uuid(p, 1, pid): shared with lclkctl.
@@ -150,11 +184,13 @@ class Writer:
                 with open("/proc/self/comm") as f:
                     comm = f.read().strip()
             except OSError:
-                comm = "pid %d" % self.pid
-            pd = _uint(PD_PID, self.host_pid(self.pid)) + \
-                _str(PD_PROCESS_NAME, "%s: %s" % (self.host, comm))
-            self._put(_bytes(PKT_TRACK_DESCRIPTOR, _uint(TD_UUID, self._process_uuid())
-                             + _bytes(TD_PROCESS, pd)))
+                comm = "?"
+            # As lclkctl names them (tools/perfetto/perfetto.c's declare_tracks).
+            self._put(_bytes(PKT_TRACK_DESCRIPTOR, _uint(TD_UUID, self._host_uuid()) +
+                             _str(TD_NAME, self.host)))
+            self._put(_bytes(PKT_TRACK_DESCRIPTOR, _uint(TD_UUID, self._process_uuid()) +
+                             _str(TD_NAME, "%s (pid %d)" % (comm or "?", self.pid)) +
+                             _uint(TD_PARENT_UUID, self._host_uuid())))
         uuid = mix64(mix64(self._hash + (3 << 32 | self.pid)) + fnv1a64(name)) | 1
         td = _uint(TD_UUID, uuid) + _str(TD_NAME, name) + \
             _uint(TD_PARENT_UUID, self._process_uuid())
@@ -255,8 +291,10 @@ def _s64(v: int) -> int:
 
 class Slice:
     """A slice read back: track, category, name, begin/end ns, annotations,
-    and root: the name of the track's outermost ancestor (a merged trace's
-    host, a recorder's process)."""
+    and root: the name of the track's outermost ancestor (a host in a
+    file of lclkctl trace or of the recorder, a process, "HOST: COMM (pid
+    P)", in a merged trace). A thread's track (ThreadDescriptor) is named
+    "PROCESS / THREAD" after its process and itself."""
     __slots__ = ("track", "root", "category", "name", "start_ns", "end_ns", "args")
 
     def __init__(self, track: str, category: str, name: str, start_ns: int,
@@ -274,7 +312,10 @@ class Slice:
                                               self.end_ns, self.args)
 
 
-def _event(ev: bytes) -> Tuple[int, int, str, str, Dict[str, Value]]:
+Interned = Dict[int, Dict[int, str]]     # field of InternedData -> iid -> string
+
+
+def _event(ev: bytes, interned: Interned) -> Tuple[int, int, str, str, Dict[str, Value]]:
     typ = uuid = 0
     cat = name = ""
     args: Dict[str, Value] = {}
@@ -285,8 +326,12 @@ def _event(ev: bytes) -> Tuple[int, int, str, str, Dict[str, Value]]:
             uuid = int(v)
         elif f == TE_CATEGORIES and isinstance(v, bytes):
             cat = v.decode(errors="replace")
+        elif f == TE_CATEGORY_IIDS and isinstance(v, int):
+            cat = interned.get(ID_EVENT_CATEGORIES, {}).get(v, "")
         elif f == TE_NAME and isinstance(v, bytes):
             name = v.decode(errors="replace")
+        elif f == TE_NAME_IID and isinstance(v, int):
+            name = interned.get(ID_EVENT_NAMES, {}).get(v, "")
         elif f == TE_DEBUG_ANNOTATIONS and isinstance(v, bytes):
             key = ""
             val: Value = 0
@@ -301,12 +346,26 @@ def _event(ev: bytes) -> Tuple[int, int, str, str, Dict[str, Value]]:
     return typ, uuid, cat, name, args
 
 
+def _intern(data: bytes, into: Interned) -> None:
+    for kind, _, entry in fields(data):
+        if kind in (ID_EVENT_CATEGORIES, ID_EVENT_NAMES) and isinstance(entry, bytes):
+            iid, text = 0, ""
+            for f, _, v in fields(entry):
+                if f == IE_IID and isinstance(v, int):
+                    iid = v
+                elif f == IE_NAME and isinstance(v, bytes):
+                    text = v.decode(errors="replace")
+            into.setdefault(kind, {})[iid] = text
+
+
 def read_slices(data: bytes) -> List[Slice]:
     """Every complete slice and instant of a trace (files may be concatenated:
     a trace is a sequence of packets). Begin and end pair up per sequence
     and track, as nested slices do."""
     names: Dict[int, str] = {}
     parents: Dict[int, int] = {}
+    process_of_pid: Dict[int, int] = {}
+    interned: Dict[int, Interned] = {}          # per sequence
     open_: Dict[Tuple[int, int], List[Slice]] = {}
 
     def root(uuid: int) -> str:
@@ -315,40 +374,62 @@ def read_slices(data: bytes) -> List[Slice]:
             uuid, seen = parents[uuid], seen + 1
         return names.get(uuid, "")
 
+    def descriptor(td: bytes) -> None:
+        uuid, tname, parent = 0, "", None
+        pid = tid = None
+        for tf, _, v in fields(td):
+            if tf == TD_UUID:
+                uuid = int(v)
+            elif tf == TD_NAME and isinstance(v, bytes):
+                tname = v.decode(errors="replace")
+            elif tf == TD_PARENT_UUID:
+                parent = int(v)
+            elif tf in (TD_PROCESS, TD_THREAD) and isinstance(v, bytes):
+                want = PD_PROCESS_NAME if tf == TD_PROCESS else THD_THREAD_NAME
+                for df, _, dv in fields(v):
+                    if df == want and isinstance(dv, bytes) and not tname:
+                        tname = dv.decode(errors="replace")
+                    elif df == PD_PID and isinstance(dv, int):
+                        pid = dv
+                    elif tf == TD_THREAD and df == THD_TID and isinstance(dv, int):
+                        tid = dv
+                if tf == TD_PROCESS and pid is not None:
+                    process_of_pid.setdefault(pid, uuid)
+        if tid is not None and pid in process_of_pid and parent is None:
+            parent = process_of_pid[pid]
+            tname = "%s / %s" % (names.get(parent, "?"), tname)
+        names.setdefault(uuid, tname)
+        if parent is not None:
+            parents.setdefault(uuid, parent)
+
     out: List[Slice] = []
     for f, _, pkt in fields(data):
         if f != TRACE_PACKET or not isinstance(pkt, bytes):
             continue
-        ts = seq = 0
-        ev = td = None
+        ts = seq = flags = 0
+        ev = td = idata = None
         for pf, _, v in fields(pkt):
             if pf == PKT_TIMESTAMP:
                 ts = int(v)
             elif pf == PKT_SEQUENCE_ID:
                 seq = int(v)
+            elif pf == PKT_SEQUENCE_FLAGS:
+                flags = int(v)
             elif pf == PKT_TRACK_EVENT:
                 ev = v
             elif pf == PKT_TRACK_DESCRIPTOR:
                 td = v
+            elif pf == PKT_INTERNED_DATA:
+                idata = v
+        if flags & SEQ_INCREMENTAL_STATE_CLEARED:
+            interned[seq] = {}
+        if isinstance(idata, bytes):
+            _intern(idata, interned.setdefault(seq, {}))
         if isinstance(td, bytes):
-            uuid, tname, parent = 0, "", None
-            for tf, _, v in fields(td):
-                if tf == TD_UUID:
-                    uuid = int(v)
-                elif tf == TD_NAME and isinstance(v, bytes):
-                    tname = v.decode(errors="replace")
-                elif tf == TD_PARENT_UUID:
-                    parent = int(v)
-                elif tf == TD_PROCESS and isinstance(v, bytes) and not tname:
-                    for pf2, _, pv in fields(v):
-                        if pf2 == PD_PROCESS_NAME and isinstance(pv, bytes):
-                            tname = pv.decode(errors="replace")
-            names.setdefault(uuid, tname)
-            if parent is not None:
-                parents.setdefault(uuid, parent)
+            descriptor(td)
         if not isinstance(ev, bytes):
             continue
-        typ, uuid, cat, name, args = _event(ev)
+        typ, uuid, cat, name, args = _event(ev, interned.get(seq, {}))
         stack = open_.setdefault((seq, uuid), [])
         if typ == TYPE_SLICE_BEGIN:
             s = Slice(names.get(uuid, ""), cat, name, ts, args, root(uuid))

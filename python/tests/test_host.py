@@ -4,12 +4,37 @@ pure-Python parts (Perfetto round trip, the report's arithmetic)."""
 import errno
 import gc
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
 
 import lclk
 from lclk import perfetto, report, timeline
+
+
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+CHECK_TRACE = os.path.join(TOP, "tests", "perfetto", "check_trace.py")
+LCLKCTL = os.environ.get("LCLKCTL", os.path.join(TOP, "build", "lclkctl"))
+CLUSTER_GEN = os.path.join(TOP, "build", "tests", "bench", "cluster_gen")
+
+
+def check_trace(test, paths, *opts):
+    """Perfetto's schema on the traces at paths (tests/perfetto/check_trace.py:
+    protoc's decoding, interning, descriptors, the clock, flows); its report."""
+    r = subprocess.run([sys.executable, CHECK_TRACE, "--json"] + list(opts) + list(paths),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    test.assertEqual(r.returncode, 0, r.stderr)
+    import json
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def merge(test, paths, out):
+    if not os.access(LCLKCTL, os.X_OK):
+        test.skipTest("%s is not built" % LCLKCTL)
+    r = subprocess.run([LCLKCTL, "trace", "merge"] + list(paths) + ["-o", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    test.assertEqual(r.returncode, 0, r.stderr)
 
 
 class NoDevice(unittest.TestCase):
@@ -145,13 +170,74 @@ class Perfetto(unittest.TestCase):
         self.assertEqual(perfetto._varint(-1), b"\xff" * 9 + b"\x01")
 
     def test_ids_match_tools_perfetto_c(self):
-        # Values printed by tools/perfetto/perfetto.c's fnv1a64(), track_uuid(p, 1,
-        # 4242) and perfetto_host_pid(p, 4242) for host "gpu-node-7".
+        # Values printed by tools/perfetto/perfetto.c's fnv1a64() and track_uuid(p, 1,
+        # 4242) for host "gpu-node-7".
         w = perfetto.Writer(os.devnull, host="gpu-node-7", pid=4242)
         self.assertEqual(perfetto.fnv1a64("gpu-node-7"), 0x9a371f29eed4a644)
         self.assertEqual(w._process_uuid(), 0x2580ef50a4402057)
-        self.assertEqual(w.host_pid(4242), 0x68001092)
         w.close()
+
+    def test_many_hosts_keep_their_processes_apart(self):
+        # More hosts than the 511 pid ranges the writer once chose by a hash
+        # of the host name, all with the same pid: each host's process stays
+        # its own (Perfetto merges processes by ProcessDescriptor pid, else
+        # by track), in the files opened together and in their merge.
+        hosts = 600
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for i in range(hosts):
+                path = os.path.join(d, "node%03d.pftrace" % i)
+                w = perfetto.Writer(path, host="node%03d" % i, pid=4242)
+                w.slice("steps", "lclk.step", "step 0", 1000, 2000, [("rank", i)])
+                w.close()
+                paths.append(path)
+            ids = set()
+            for path in paths:
+                with open(path, "rb") as f:
+                    data = f.read()
+                ids.add(self._process_identity(data))
+            self.assertEqual(len(ids), hosts)
+            both = os.path.join(d, "all.pftrace")
+            with open(both, "wb") as out:
+                for path in paths:
+                    with open(path, "rb") as f:
+                        out.write(f.read())
+            check_trace(self, [both])
+            merged = os.path.join(d, "cluster.pftrace")
+            merge(self, paths, merged)
+            rep, = check_trace(self, [merged], "--merged")
+            self.assertEqual(rep["processes"], hosts)
+            with open("/proc/self/comm") as f:
+                comm = f.read().strip()
+            with open(merged, "rb") as f:
+                slices = perfetto.read_slices(f.read())
+            self.assertEqual({s.root for s in slices},
+                             {"node%03d: %s (pid 4242)" % (i, comm) for i in range(hosts)})
+
+    @staticmethod
+    def _process_identity(data):
+        """What Perfetto merges the step's process by: the pid of a
+        ProcessDescriptor on its track's ancestors, else the process track."""
+        parents, pids, track = {}, {}, None
+        for _, _, pkt in perfetto.fields(data):
+            for f, _, v in perfetto.fields(pkt):
+                if f == perfetto.PKT_TRACK_DESCRIPTOR:
+                    uuid = parent = None
+                    for tf, _, tv in perfetto.fields(v):
+                        if tf == perfetto.TD_UUID:
+                            uuid = tv
+                        elif tf == perfetto.TD_PARENT_UUID:
+                            parent = tv
+                        elif tf == perfetto.TD_PROCESS:
+                            for pf, _, pv in perfetto.fields(tv):
+                                if pf == perfetto.PD_PID:
+                                    pids[uuid] = pv
+                    parents[uuid] = parent
+                elif f == perfetto.PKT_TRACK_EVENT and track is None:
+                    track = dict((ef, ev) for ef, _, ev in perfetto.fields(v))[perfetto.TE_TRACK_UUID]
+        # the step's track is a lane under the process track
+        proc = parents[track]
+        return ("pid", pids[proc]) if proc in pids else ("track", proc)
 
     def test_round_trip_with_overlapping_slices(self):
         with tempfile.TemporaryDirectory() as d:
@@ -166,6 +252,7 @@ class Perfetto(unittest.TestCase):
             w.close()
             with open(path, "rb") as f:
                 data = f.read()
+            check_trace(self, [path])
         s = perfetto.read_slices(data + data)   # concatenated files
         self.assertEqual(len(s), 8)
         a, b, c, i = s[:4]
@@ -328,6 +415,23 @@ class Timeline(unittest.TestCase):
                 w.close()
                 with open(path, "rb") as f:
                     data += f.read()
+            paths = [os.path.join(d, h + ".pftrace") for h in ("node0", "node1")]
+            check_trace(self, paths)
+            merged_path = os.path.join(d, "cluster.pftrace")
+            merge(self, paths, merged_path)
+            # the merge's arrow survives in Perfetto's order
+            rep, = check_trace(self, [merged_path], "--merged", "--flows", "1", "--max-lost", "0")
+            self.assertEqual(rep["processes"], 2)
+            with open(merged_path, "rb") as f:
+                merged = perfetto.read_slices(f.read())
+        # the merged trace reads as its inputs did: interned names, processes
+        # named "HOST: COMM (pid P)", the same arrow
+        self.assertEqual(sorted((s.name, s.start_ns, s.end_ns) for s in merged),
+                         sorted((s.name, s.start_ns, s.end_ns) for s in perfetto.read_slices(data)))
+        self.assertEqual(sorted({s.root.split(":")[0] for s in merged}), ["node0", "node1"])
+        self.assertEqual([(s.start_ns, r.start_ns) for s, r in timeline.arrows(merged)],
+                         [(1000, 3500)])
+        self.assertEqual(timeline.render(merged, 0, 10000).count("marker-end"), 1)
         slices = perfetto.read_slices(data)
         # the recorder's process track is the root: "HOST: COMM"
         self.assertEqual(sorted({s.root.split(":")[0] for s in slices}), ["node0", "node1"])
@@ -339,6 +443,34 @@ class Timeline(unittest.TestCase):
         self.assertIn(">node0: ", svg)
         self.assertIn(">node1: ", svg)
         self.assertTrue(timeline.main_thread("mpi (pid 7) / mpi (tid 7)"))
+
+    def test_a_merged_trace_of_threads(self):
+        # lclkctl trace's writer (through tests/bench/cluster_gen: 3 hosts, pid
+        # 4242 on each, its main thread and a network thread), merged: every
+        # thread is read under its own host's process, as trace_processor's
+        # thread table has it, and the timeline draws the merge's arrows.
+        if not os.access(CLUSTER_GEN, os.X_OK):
+            self.skipTest("%s is not built" % CLUSTER_GEN)
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([CLUSTER_GEN, d, "3", "4"], check=True, stdout=subprocess.DEVNULL)
+            paths = sorted(os.path.join(d, f) for f in os.listdir(d))
+            out = os.path.join(d, "cluster.pftrace")
+            merge(self, paths, out)
+            rep, = check_trace(self, [out], "--merged", "--max-lost", "0")
+            with open(out, "rb") as f:
+                slices = perfetto.read_slices(f.read())
+        self.assertEqual((rep["processes"], rep["threads"]), (3, 6))
+        # the process's name is its comm on the writing machine, if there ("?")
+        self.assertEqual(sorted(s.root.split(":")[0] for s in slices
+                                if s.root.endswith(" (pid 4242)")),
+                         sorted(s.root.split(":")[0] for s in slices))
+        self.assertEqual(len({s.root for s in slices}), 3)
+        for s in slices:
+            self.assertRegex(s.track, r"^node0[0-2]: .* \(pid 4242\) / .* \(tid \d+\)$")
+            self.assertTrue(s.track.startswith(s.root + " / "))
+        main = [s for s in slices if timeline.main_thread(s.track)]
+        self.assertTrue(0 < len(main) < len(slices))
+        self.assertEqual(len(timeline.arrows(slices)), rep["flows"])
         self.assertFalse(timeline.main_thread("mpi (pid 7) / mpi (tid 9)"))
 
 

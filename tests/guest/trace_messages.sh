@@ -12,7 +12,7 @@ TMP=$(mktemp -d /tmp/lclk-msg.XXXXXX)
 TRACER=""
 trap '[ -n "$TRACER" ] && kill -KILL $TRACER 2>/dev/null; rm -rf "$TMP"' EXIT
 
-echo "1..4"
+echo "1..5"
 build/lclkctl trace --comm lclk-msg --messages --trace-out "$TMP/host.pftrace" \
 	2>"$TMP/err" &
 TRACER=$!
@@ -24,7 +24,7 @@ done
 if ! grep -q '^Tracing' "$TMP/err"; then
 	why=$(sed -n 's/^lclkctl trace: --messages needs //p' "$TMP/err")
 	if [ -n "$why" ]; then
-		for i in 1 2 3 4; do echo "ok $i # SKIP --messages needs $why"; done
+		for i in 1 2 3 4 5; do echo "ok $i # SKIP --messages needs $why"; done
 		exit 0
 	fi
 	sed 's/^/# /' "$TMP/err"
@@ -58,4 +58,12 @@ if python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(r["viol
 else
 	echo "not ok 4 - no receive before its send"
 fi
+# Blocking receives: each began before its send. Perfetto keeps their
+# arrows (they end on the receive's end), and both traces read with its schema.
+if tests/perfetto/flows.sh messages "$TMP/merged.pftrace" "$TMP/host.pftrace" >"$TMP/flows" 2>&1; then
+	echo "ok 5 - Perfetto's schema reads both traces and keeps every arrow"
+else
+	echo "not ok 5 - Perfetto's schema reads both traces and keeps every arrow"
+fi
+sed 's/^/# /' "$TMP/flows"
 ROUNDS=2000 REPS=3 tests/bench/trace_messages.sh | sed 's/^BENCH/# BENCH/'

@@ -195,10 +195,8 @@ check "prom: cumulative buckets, +Inf, _sum, _count" \
 	$CHECK prom "$TMP/pid.prom" "$PP_PID" recvfrom data "$ROUNDS" $HIGH --log "$TMP/pid.log"
 check "perfetto: one thread track, a slice per outlier" \
 	$CHECK perfetto "$TMP/pid.pftrace" "$TMP/pid.jsonl"
-if command -v protoc >/dev/null; then
-	check "perfetto: protoc --decode_raw parses it" \
-		bash -c "protoc --decode_raw <'$TMP/pid.pftrace' | grep -q 'recvfrom'"
-fi
+check "perfetto: Perfetto's schema reads it (protoc --decode, tests/perfetto/check_trace.py)" \
+	python3 tests/perfetto/check_trace.py "$TMP/pid.pftrace"
 
 # ---- --comm: both processes of one ping-pong, not the others: a name that ---
 # differs in its last character, one that extends it (the probe compares

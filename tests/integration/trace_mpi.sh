@@ -53,8 +53,11 @@ check "trace exits 0" test $rc -eq 0
 check "all $RANKS ranks traced and blocked; one track per rank thread" \
 	$CHECK ranks "$TMP/mpi.jsonl" "$TMP/mpi.pftrace" $RANKS
 check "reports in $TRACE_CLOCK time" grep -q "\"clock\":\"$TRACE_CLOCK\"" "$TMP/mpi.jsonl"
-check "protoc --decode_raw parses the trace" \
-	bash -c "protoc --decode_raw <'$TMP/mpi.pftrace' | grep -q lclk_allreduce"
+check "Perfetto's schema reads the trace (protoc --decode, tests/perfetto/check_trace.py)" \
+	python3 tests/perfetto/check_trace.py "$TMP/mpi.pftrace"
+"$LCLKCTL" trace merge "$TMP/mpi.pftrace" -o "$TMP/merged.pftrace" >/dev/null 2>"$TMP/merge.err"
+check "the merged trace too: its ranks' threads and process declared, names interned, the clock" \
+	python3 tests/perfetto/check_trace.py --merged "$TMP/merged.pftrace"
 
 echo "1..$n"
 [ $failed -eq 0 ]

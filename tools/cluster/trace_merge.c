@@ -75,6 +75,9 @@ struct track {
 	uint64_t uuid;			/* 0: free slot */
 	uint64_t parent;
 	uint64_t out;			/* output uuid, 0 until declared */
+	uint64_t proc_out;		/* a process's: its output process track, 0: none yet */
+	int64_t pid, tid;		/* on the host, 0: unknown */
+	int32_t out_pid;		/* a process's: its pid in the merged trace */
 	uint32_t rank;			/* a process's track: its rank + 1, 0: none yet */
 	uint32_t event_rank;		/* of the events on it, once declared */
 	char *name;
@@ -103,6 +106,7 @@ struct input {
 	uint32_t held_head, nheld;
 	int64_t last_end;		/* of the last event handed over */
 	bool eof;
+	bool host_declared;		/* host_track(): its process declared */
 	struct pb ann;			/* scratch: a begin's scattered annotations */
 };
 
@@ -124,6 +128,7 @@ struct merge {
 	struct merge_result *res;
 	uint64_t next_flow;
 	uint64_t next_track;		/* the last output uuid: host_track()s are 1..n */
+	int32_t next_pid;		/* the last pid given out in the merged trace */
 	struct event *spare;		/* released events, for reuse */
 	int err;
 };
@@ -208,13 +213,51 @@ static char *strndup_or_empty(const uint8_t *p, size_t n)
 	return s;
 }
 
+/*
+ * The host's pid or tid in a track's name, as lclkctl trace names its
+ * tracks ("python3 (pid 7)", "nccl (tid 9)"); 0 if none.
+ */
+static int64_t id_in_name(const char *name, const char *key)
+{
+	const char *p = name ? strrchr(name, '(') : NULL;
+	size_t n = strlen(key);
+	char *end;
+	long long v;
+
+	if (!p || strncmp(p + 1, key, n) || p[1 + n] != ' ')
+		return 0;
+	v = strtoll(p + 2 + n, &end, 10);
+	return *end == ')' && v > 0 ? v : 0;
+}
+
+/* A ProcessDescriptor's or ThreadDescriptor's pid and tid, and its name. */
+static void on_pt_descriptor(const struct pb_field *f, int64_t *pid, int64_t *tid,
+			     const uint8_t **name, size_t *name_len)
+{
+	unsigned int want = f->num == TD_PROCESS ? PD_PROCESS_NAME : THD_THREAD_NAME;
+	const uint8_t *q;
+	struct pb_field g;
+
+	for (q = f->buf; pb_next(&q, f->buf + f->len, &g);) {
+		if (g.num == want && g.buf && !*name) {
+			*name = g.buf;
+			*name_len = g.len;
+		} else if (g.num == PD_PID && g.wire == PB_WIRE_VARINT) {
+			*pid = (int32_t)g.val;
+		} else if (f->num == TD_THREAD && g.num == THD_TID && g.wire == PB_WIRE_VARINT) {
+			*tid = (int64_t)g.val;
+		}
+	}
+}
+
 static int on_track_descriptor(struct input *in, const uint8_t *p, size_t len)
 {
-	const uint8_t *end = p + len, *q;
+	const uint8_t *end = p + len;
 	const uint8_t *name = NULL;
 	size_t name_len = 0;
-	struct pb_field f, g;
+	struct pb_field f;
 	uint64_t uuid = 0, parent = 0;
+	int64_t pid = 0, tid = 0;
 	struct track *t;
 
 	while (pb_next(&p, end, &f)) {
@@ -225,14 +268,8 @@ static int on_track_descriptor(struct input *in, const uint8_t *p, size_t len)
 		else if (f.num == TD_NAME && f.buf) {
 			name = f.buf;
 			name_len = f.len;
-		} else if ((f.num == TD_PROCESS || f.num == TD_THREAD) && f.buf && !name) {
-			unsigned int want = f.num == TD_PROCESS ? PD_PROCESS_NAME : THD_THREAD_NAME;
-
-			for (q = f.buf; pb_next(&q, f.buf + f.len, &g);)
-				if (g.num == want && g.buf) {
-					name = g.buf;
-					name_len = g.len;
-				}
+		} else if ((f.num == TD_PROCESS || f.num == TD_THREAD) && f.buf) {
+			on_pt_descriptor(&f, &pid, &tid, &name, &name_len);
 		}
 	}
 	t = track_get(in, uuid, true);
@@ -242,6 +279,8 @@ static int on_track_descriptor(struct input *in, const uint8_t *p, size_t len)
 		return 0;	/* concatenated files declare again */
 	t->parent = parent;
 	t->name = name ? strndup_or_empty(name, name_len) : NULL;
+	t->pid = pid > 0 ? pid : id_in_name(t->name, "pid");
+	t->tid = tid > 0 ? tid : id_in_name(t->name, "tid");
 	return 0;
 }
 
@@ -274,22 +313,114 @@ static int add_rank(struct merge *m, struct input *in, struct track *proc, uint3
 	return 0;
 }
 
-/*
- * The output track of an input track: under the host's process track,
- * named after it and, when its parent is not a root, its parent too
- * ("python3 (pid 7) / nccl (tid 9)").
- */
 /* The output uuid of a host's process track: 1..n, before all others. */
 static uint64_t host_track(const struct input *in)
 {
 	return in->idx + 1;
 }
 
+static void set_err(struct merge *m, int err)
+{
+	if (err && !m->err)
+		m->err = err;
+}
+
+/*
+ * Pids in the merged trace: hosts have equal pids, and Perfetto merges
+ * processes by pid, so each process of each host is given the next pid
+ * (1, 2, ...: no limit on hosts but int32's), its host's own pid staying
+ * in its name. Each thread's tid is its host's with the host's index + 1
+ * above bit 32 (ThreadDescriptor's tid is 64 bits), but for a main thread,
+ * whose tid is its process's pid.
+ */
+static int32_t new_pid(struct merge *m)
+{
+	if (m->next_pid == INT32_MAX)
+		set_err(m, -EOVERFLOW);
+	return m->next_pid < INT32_MAX ? ++m->next_pid : INT32_MAX;
+}
+
+/* A process's output track, declared on first use: "host: name". */
+static uint64_t out_process(struct merge *m, struct input *in, struct track *proc)
+{
+	const char *host = m->res->inputs[in->idx].name;
+	char name[320];
+
+	if (proc->proc_out)
+		return proc->proc_out;
+	proc->proc_out = ++m->next_track;
+	proc->out_pid = new_pid(m);
+	snprintf(name, sizeof(name), "%s: %s", host, proc->name ? proc->name : "?");
+	if (m->w)
+		set_err(m, pftrace_process(m->w, proc->proc_out, proc->out_pid, name));
+	return proc->proc_out;
+}
+
+/* The host's own process track, for tracks of no process. */
+static uint64_t out_host(struct merge *m, struct input *in)
+{
+	if (!in->host_declared && m->w)
+		set_err(m, pftrace_process(m->w, host_track(in), new_pid(m),
+					   m->res->inputs[in->idx].name));
+	in->host_declared = true;
+	return host_track(in);
+}
+
+/* The process track of t: itself or its nearest ancestor with a pid. */
+static struct track *process_of(struct input *in, struct track *t)
+{
+	int depth;
+
+	for (depth = 0; t && depth < 8; depth++) {
+		if (t->pid && !t->tid)
+			return t;
+		t = t->parent ? track_get(in, t->parent, false) : NULL;
+	}
+	return NULL;
+}
+
+/* Declare t's output track: a thread's, a process's, or one under either. */
+static void declare_out(struct merge *m, struct input *in, struct track *t, struct track *pt)
+{
+	struct track *proc = process_of(in, t->tid ? pt : t);
+	uint64_t parent;
+	char name[256];
+	int64_t tid;
+
+	if (proc == t) {
+		t->out = out_process(m, in, t);
+		return;
+	}
+	parent = proc ? out_process(m, in, proc) : out_host(m, in);
+	/*
+	 * Numbered in order, not hashed: every packet names its track, and a
+	 * small number is a varint of two bytes where a hash took ten.
+	 */
+	t->out = ++m->next_track;
+	if (!m->w)
+		return;
+	if (t->tid && proc) {
+		tid = t->tid == proc->pid ? proc->out_pid : (int64_t)(in->idx + 1) << 32 | t->tid;
+		set_err(m, pftrace_thread(m->w, t->out, proc->out_pid, tid,
+					  t->name ? t->name : "?"));
+		return;
+	}
+	if (pt && pt != proc && pt->parent && pt->name)
+		snprintf(name, sizeof(name), "%s / %s", pt->name, t->name ? t->name : "?");
+	else
+		snprintf(name, sizeof(name), "%s", t->name ? t->name : "?");
+	set_err(m, pftrace_track(m->w, t->out, parent, name));
+}
+
+/*
+ * The output track of an input track: a thread's track (ThreadDescriptor)
+ * under its process's (ProcessDescriptor, named "host: process"), other
+ * tracks under their process, or under the host's own process track.
+ */
 static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
 			  uint32_t *rank)
 {
 	struct track *t = track_get(in, uuid, true), *pt;
-	char name[256];
 
 	if (!t)
 		return 0;
@@ -298,23 +429,9 @@ static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
 		return t->out;
 	}
 	pt = t->parent ? track_get(in, t->parent, false) : NULL;
-	if (pt && pt->parent && pt->name)
-		snprintf(name, sizeof(name), "%s / %s", pt->name, t->name ? t->name : "?");
-	else
-		snprintf(name, sizeof(name), "%s", t->name ? t->name : "?");
-	/*
-	 * Numbered in order, not hashed: every packet names its track, and a
-	 * small number is a varint of two bytes where a hash took ten.
-	 */
-	t->out = ++m->next_track;
-	if (add_rank(m, in, pt ? pt : t, &t->event_rank) && !m->err)
-		m->err = -ENOMEM;
-	if (m->w) {
-		int err = pftrace_track(m->w, t->out, host_track(in), name, 0);
-
-		if (err && !m->err)
-			m->err = err;
-	}
+	declare_out(m, in, t, pt);
+	if (add_rank(m, in, pt ? pt : t, &t->event_rank))
+		set_err(m, -ENOMEM);
 	*rank = t->event_rank;
 	return t->out;
 }
@@ -989,6 +1106,18 @@ static int run(struct merge *m)
 	}
 	for (i = m->nheap / 2 + 1; i-- > 0;)
 		inputs_sift_down(m, i);
+	/*
+	 * Each input's clock is in its first packet, read by now: the merge is
+	 * in logical time if they all are, else in CLOCK_MONOTONIC (and not
+	 * comparable across hosts: cmd_trace_merge.c says so).
+	 */
+	if (m->w) {
+		bool logical = true;
+
+		for (i = 0; i < m->n; i++)
+			logical &= m->res->inputs[i].logical;
+		pftrace_writer_clock(m->w, logical);
+	}
 	while (m->nheap && !m->err) {
 		struct input *in = m->heap[0].in;
 		struct event *e = reorder_pop(in);
@@ -1118,8 +1247,6 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 			*err_path = out;
 			goto out;
 		}
-		for (i = 0; i < n && !err; i++)
-			err = pftrace_track(m.w, host_track(&m.in[i]), 0, res->inputs[i].name, i + 1);
 	}
 	if (!err)
 		err = run(&m);

@@ -18,6 +18,7 @@
 #include "perfetto/perfetto.h"
 #include "cluster/trace_merge.h"
 #include "lib/cli.h"
+#include "perfetto_check.h"
 
 #define US	1000LL
 #define MS	1000000LL
@@ -105,11 +106,16 @@ static void merge(struct __test_metadata *_metadata, struct fixture *f)
 {
 	const char *paths[] = { f->a.path, f->b.path }, *err_path;
 	struct merge_opts o = { .window_ns = 0 };
+	char inputs[sizeof(f->a.path) * 2 + 1];
 
 	ASSERT_EQ(perfetto_close(f->a.pf), 0);
 	ASSERT_EQ(perfetto_close(f->b.pf), 0);
 	snprintf(f->out, sizeof(f->out), "%s/cluster.pftrace", f->dir);
 	ASSERT_EQ(trace_merge(paths, 2, f->out, &o, &f->res, &err_path), 0);
+	/* every trace written here, read by Perfetto's schema */
+	snprintf(inputs, sizeof(inputs), "%s %s", f->a.path, f->b.path);
+	EXPECT_EQ(perfetto_check(inputs, NULL), 0);
+	EXPECT_EQ(perfetto_check(f->out, "--merged"), 0);
 }
 
 static void setup_hosts(struct __test_metadata *_metadata, struct fixture *f,
@@ -146,6 +152,8 @@ TEST(honest_clocks_match_every_message_and_bound_the_offset)
 	EXPECT_EQ(c->unmatched_recvs, 0);
 	EXPECT_EQ(f.res.flows, 40);
 	EXPECT_EQ(f.res.events, 80);
+	/* honest clocks: Perfetto draws every arrow */
+	EXPECT_EQ(perfetto_check(f.out, "--merged --flows 40 --max-lost 0"), 0);
 	ASSERT_TRUE(cluster_check_pair(f.res.match, 0, 1, &ck));
 	/* B's clock minus A's is +4 us: inside [-(70 - 4), 50 + 4] */
 	EXPECT_EQ(ck.hi_ns, 54 * US);
@@ -345,76 +353,125 @@ TEST(connections_differing_only_in_the_last_byte_are_not_confused)
 /* ---- reading the merged trace back --------------------------------------- */
 
 struct out_event {
-	uint64_t ts, track;
+	uint64_t ts, end_ts, track;
 	int64_t earliest, latest;
-	bool has_window;
+	bool has_window, ended;
 	int nflows_out, nflows_in;
 	uint64_t flow;
 	char name[32];
 	char annotations[128];	/* their names in order, each followed by ',' */
 };
 
+/* Interned event names: InternedData.event_names (2) {iid 1, name 2}. */
+static void read_interned(const struct pb_field *f, char names[][32], size_t max)
+{
+	const uint8_t *r = f->buf, *s;
+	struct pb_field g, h;
+
+	while (pb_next(&r, f->buf + f->len, &g)) {
+		uint64_t iid = 0;
+		char name[32] = "";
+
+		if (g.num != 2 || !g.buf)
+			continue;
+		for (s = g.buf; pb_next(&s, g.buf + g.len, &h);) {
+			if (h.num == 1)
+				iid = h.val;
+			else if (h.num == 2)
+				snprintf(name, sizeof(name), "%.*s", (int)h.len, h.buf);
+		}
+		if (iid < max)
+			strcpy(names[iid], name);
+	}
+}
+
+/* An event's fields; a slice end's are added to its begin, in ev[]. */
+static void read_event(const struct pb_field *f, struct out_event *e, int *type,
+		       char names[][32], size_t max_names)
+{
+	const uint8_t *r, *s;
+	struct pb_field g, h;
+
+	for (r = f->buf; pb_next(&r, f->buf + f->len, &g);) {
+		if (g.num == 9)
+			*type = g.val;
+		else if (g.num == 11)
+			e->track = g.val;
+		else if (g.num == 23)
+			snprintf(e->name, sizeof(e->name), "%.*s", (int)g.len, g.buf);
+		else if (g.num == 10 && g.val < max_names)	/* name_iid */
+			strcpy(e->name, names[g.val]);
+		else if (g.num == 47) {
+			e->nflows_out++;
+			e->flow = g.val;
+		} else if (g.num == 48) {
+			e->nflows_in++;
+			e->flow = g.val;
+		} else if (g.num == 4) {
+			char name[32] = "";
+			int64_t v = 0;
+
+			for (s = g.buf; pb_next(&s, g.buf + g.len, &h);) {
+				if (h.num == 10)
+					snprintf(name, sizeof(name), "%.*s", (int)h.len, h.buf);
+				else if (h.num == 4)
+					v = h.val;
+			}
+			if (strlen(e->annotations) + strlen(name) + 2 <= sizeof(e->annotations))
+				strcat(strcat(e->annotations, name), ",");
+			if (!strcmp(name, "earliest_ns"))
+				e->earliest = v, e->has_window = true;
+			if (!strcmp(name, "latest_ns"))
+				e->latest = v;
+		}
+	}
+}
+
+/* The begins and instants of a merged trace, each with its end's arrows. */
 static size_t read_events(struct __test_metadata *_metadata, const char *path,
 			  struct out_event *ev, size_t max, uint64_t *process_tracks)
 {
 	FILE *fp = fopen(path, "rb");
 	static uint8_t data[1 << 20];
+	static char names[64][32];
 	const uint8_t *p, *q, *r;
-	struct pb_field pkt, f, g, h;
-	size_t len, n = 0;
+	struct pb_field pkt, f, g;
+	size_t len, n = 0, i;
 
 	ASSERT_NE(fp, NULL);
 	len = fread(data, 1, sizeof(data), fp);
 	fclose(fp);
+	memset(names, 0, sizeof(names));
 	*process_tracks = 0;
 	for (p = data; pb_next(&p, data + len, &pkt);) {
 		struct out_event e = { .has_window = false };
-		bool is_begin = false;
+		int type = 0;
 
+		for (q = pkt.buf; pb_next(&q, pkt.buf + pkt.len, &f);)
+			if (f.num == 12)
+				read_interned(&f, names, 64);
 		for (q = pkt.buf; pb_next(&q, pkt.buf + pkt.len, &f);) {
 			if (f.num == 60)
 				for (r = f.buf; pb_next(&r, f.buf + f.len, &g);)
 					*process_tracks += g.num == 3;
 			if (f.num == 8)
 				e.ts = f.val;
-			if (f.num != 11)
-				continue;
-			for (r = f.buf; pb_next(&r, f.buf + f.len, &g);) {
-				if (g.num == 9)
-					is_begin = g.val == 1 || g.val == 3;	/* or an instant */
-				else if (g.num == 11)
-					e.track = g.val;
-				else if (g.num == 23)
-					snprintf(e.name, sizeof(e.name), "%.*s", (int)g.len, g.buf);
-				else if (g.num == 47) {
-					e.nflows_out++;
-					e.flow = g.val;
-				} else if (g.num == 48) {
-					e.nflows_in++;
-					e.flow = g.val;
-				} else if (g.num == 4) {
-					const uint8_t *s = g.buf;
-					char name[32] = "";
-					int64_t v = 0;
-
-					while (pb_next(&s, g.buf + g.len, &h)) {
-						if (h.num == 10)
-							snprintf(name, sizeof(name), "%.*s", (int)h.len, h.buf);
-						else if (h.num == 4)
-							v = h.val;
-					}
-					if (strlen(e.annotations) + strlen(name) + 2 <=
-					    sizeof(e.annotations))
-						strcat(strcat(e.annotations, name), ",");
-					if (!strcmp(name, "earliest_ns"))
-						e.earliest = v, e.has_window = true;
-					if (!strcmp(name, "latest_ns"))
-						e.latest = v;
-				}
-			}
+			if (f.num == 11)
+				read_event(&f, &e, &type, names, 64);
 		}
-		if (is_begin && n < max)
+		if ((type == 1 || type == 3) && n < max) {
+			e.ended = type == 3;
 			ev[n++] = e;
+		} else if (type == 2) {
+			for (i = n; i-- > 0 && (ev[i].track != e.track || ev[i].ended);)
+				;
+			ASSERT_LT(i, n) TH_LOG("an end with no begin");
+			ev[i].ended = true;
+			ev[i].end_ts = e.ts;
+			ev[i].nflows_in += e.nflows_in;
+			if (e.nflows_in)
+				ev[i].flow = e.flow;
+		}
 	}
 	return n;
 }
@@ -457,6 +514,76 @@ TEST(the_merged_trace_has_a_track_per_host_windows_and_arrows)
 	EXPECT_EQ(sends, 20);
 	EXPECT_EQ(recvs, 20);
 	cleanup(&f);
+}
+
+/*
+ * A blocking receive: node1's recv starts 1 ms before node0 sends, and
+ * ends when the data is in. Perfetto drops a terminating flow id whose
+ * flow has not started in timestamp order, so the arrow ends on the
+ * receive's end, after the send began: every one of them is kept.
+ */
+TEST(a_receive_that_began_before_its_send_keeps_its_arrow)
+{
+	struct fixture f;
+	int i;
+
+	setup_hosts(_metadata, &f, 0, 10 * US);
+	for (i = 0; i < 5; i++) {
+		int64_t t = T0 + i * MS;
+
+		msg(_metadata, &f.a, true, &f.b, t, t + 2 * US, f.a.seq_out, 100);
+		msg(_metadata, &f.b, false, &f.a, t - MS / 2, t + 50 * US, f.b.seq_in, 100);
+		f.a.seq_out += 100;
+		f.b.seq_in += 100;
+	}
+	merge(_metadata, &f);
+	EXPECT_EQ(f.res.flows, 5);
+	EXPECT_EQ(perfetto_check(f.out, "--merged --flows 5 --max-lost 0"), 0);
+	cleanup(&f);
+}
+
+/*
+ * The merged trace declares its timestamps' clock: lclk's logical time
+ * (a global clock named org.lclk.logical) when every input is in it, and
+ * CLOCK_MONOTONIC (3) when one is not, rather than call it logical.
+ */
+static void merge_one_clock(struct __test_metadata *_metadata, bool logical,
+			    const char *want)
+{
+	char dir[] = "/tmp/lclk-merge.XXXXXX", in[64], out[64], opts[64];
+	struct perfetto_clock clock = { .logical = logical, .now_ns = T0 };
+	struct perfetto_slice s = {
+		.pid = 7, .tid = 7, .thread_name = "main", .name = "poll",
+		.start_ns = T0, .end_ns = T0 + MS,
+	};
+	const char *paths[] = { in }, *err_path;
+	struct merge_result res;
+	struct perfetto *pf;
+
+	ASSERT_NE(mkdtemp(dir), NULL);
+	snprintf(in, sizeof(in), "%s/node0.pftrace", dir);
+	snprintf(out, sizeof(out), "%s/cluster.pftrace", dir);
+	pf = perfetto_open(in, "node0", &clock);
+	ASSERT_NE(pf, NULL);
+	ASSERT_EQ(perfetto_slice(pf, &s), 0);
+	ASSERT_EQ(perfetto_close(pf), 0);
+	ASSERT_EQ(trace_merge(paths, 1, out, NULL, &res, &err_path), 0);
+	snprintf(opts, sizeof(opts), "--merged --clock %s", want);
+	EXPECT_EQ(perfetto_check(out, opts), 0);
+	merge_result_free(&res);
+	unlink(in);
+	unlink(out);
+	rmdir(dir);
+}
+
+TEST(the_merge_of_logical_traces_is_in_the_logical_clock)
+{
+	merge_one_clock(_metadata, true, "3689894376");	/* 0xdbef51e8 */
+}
+
+TEST(the_merge_of_a_monotonic_trace_says_so)
+{
+	merge_one_clock(_metadata, false, "3");
 }
 
 TEST(events_written_out_of_order_come_out_in_order)

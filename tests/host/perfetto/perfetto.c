@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
 #include "perfetto/perfetto.h"
+#include "perfetto_check.h"
 
 #define HOSTS	64
 
@@ -204,6 +205,24 @@ TEST(logical_time_is_a_declared_clock)
 TEST(monotonic_time_is_declared_as_such)
 {
 	check_clock(_metadata, false, 3);
+}
+
+/* What lclkctl trace writes decodes with Perfetto's own schema. */
+TEST(both_clocks_decode_with_perfettos_schema)
+{
+	char dir[] = "/tmp/lclk-perfetto.XXXXXX", paths[2][64], both[130];
+	int i;
+
+	ASSERT_NE(mkdtemp(dir), NULL);
+	for (i = 0; i < 2; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/%d", dir, i);
+		write_trace(_metadata, paths[i], "gpu-node-00", i);
+	}
+	snprintf(both, sizeof(both), "%s %s", paths[0], paths[1]);
+	EXPECT_EQ(perfetto_check(both, NULL), 0);
+	for (i = 0; i < 2; i++)
+		unlink(paths[i]);
+	rmdir(dir);
 }
 
 TEST_HARNESS_MAIN
