@@ -204,8 +204,9 @@ CHECKPATCH_FLAGS := --strict --no-tree --terse --show-types --ignore FILE_PATH_C
 # Sparse runs in "make matrix", on every kernel. The compat header is where
 # version checks belong (as fallbacks of kmod/lclk_conftest.sh's feature
 # tests), so checkpatch's advice against them does not apply there, nor its
-# caution about macro arguments used twice: there they are function names. scripts/check-includes keeps tools/'s subsystems talking through
-# the headers each declares its interface.
+# caution about macro arguments used twice: there they are function names.
+# scripts/check-includes keeps tools/'s subsystems talking through the
+# headers each declares its interface.
 lint: $(CHECKPATCH) matrix
 	$(Q)scripts/check-includes
 	$(Q)$(CHECKPATCH) $(CHECKPATCH_FLAGS) \
