@@ -70,15 +70,13 @@ static char *lclk_devnode(LCLK_DEVNODE_DEVICE *dev, umode_t *mode)
  * Every device of the class is resumed after timekeeping and before user
  * space is thawed: the moment to fold the sleep into the model.
  */
-static int __maybe_unused lclk_pm_resume(struct device *dev)
+static int lclk_pm_resume(struct device *dev)
 {
 	lclk_resume(container_of(dev, struct lclk_dev, dev));
 	return 0;
 }
 
-static const struct dev_pm_ops lclk_pm_ops = {
-	SET_SYSTEM_SLEEP_PM_OPS(NULL, lclk_pm_resume)
-};
+static LCLK_DEFINE_SIMPLE_DEV_PM_OPS(lclk_pm_ops, NULL, lclk_pm_resume);
 
 static int lclk_check_params(void)
 {
@@ -186,7 +184,7 @@ static int __init lclk_init(void)
 		goto free_region;
 	}
 	lclk_class->devnode = lclk_devnode;
-	lclk_class->pm = &lclk_pm_ops;
+	lclk_class->pm = lclk_pm_sleep_ptr(&lclk_pm_ops);
 
 	/*
 	 * Once /dev/lclk0 exists it may be open or mapped, and init must not
