@@ -57,21 +57,24 @@ static long lclk_ioc_info(struct lclk_dev *ld, struct lclk_info __user *u)
  */
 static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 {
+	/* rsv[1..4] as two aligned 64-bit words: 6 accesses fewer a call */
+	u64 __user *rsv_1to4 = (u64 __user *)&u->rsv[1];
 	struct lclk_reading r;
-	unsigned int i;
-	u32 in, w;
+	u64 rsv12, rsv34;
+	u32 flags, rsv0;
 	s64 shift;
 	int cpu;
 
+	BUILD_BUG_ON(ARRAY_SIZE(u->rsv) != 5 ||
+		     offsetof(struct lclk_time, rsv[1]) % sizeof(u64));
 	if (!user_read_access_begin(u, sizeof(*u)))
 		return -EFAULT;
-	unsafe_get_user(in, &u->flags, efault_read);
-	for (i = 0; i < ARRAY_SIZE(u->rsv); i++) {
-		unsafe_get_user(w, &u->rsv[i], efault_read);
-		in |= w;
-	}
+	unsafe_get_user(flags, &u->flags, efault_read);
+	unsafe_get_user(rsv0, &u->rsv[0], efault_read);
+	unsafe_get_user(rsv12, &rsv_1to4[0], efault_read);
+	unsafe_get_user(rsv34, &rsv_1to4[1], efault_read);
 	user_read_access_end();
-	if (in)
+	if (flags | rsv0 | rsv12 | rsv34)
 		return -EINVAL;	/* flags or reserved fields set */
 
 	preempt_disable();
@@ -90,8 +93,9 @@ static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 	unsafe_put_user(r.logical_ns, &u->logical_ns, efault_write);
 	unsafe_put_user(r.bound_ns, &u->bound_ns, efault_write);
 	unsafe_put_user(r.status, &u->status, efault_write);
-	for (i = 0; i < ARRAY_SIZE(u->rsv); i++)
-		unsafe_put_user(0, &u->rsv[i], efault_write);
+	unsafe_put_user(0, &u->rsv[0], efault_write);
+	unsafe_put_user(0, &rsv_1to4[0], efault_write);
+	unsafe_put_user(0, &rsv_1to4[1], efault_write);
 	user_write_access_end();
 	return 0;
 
