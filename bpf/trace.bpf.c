@@ -751,6 +751,8 @@ static __always_inline int on_exit(__u8 sys, long ret)
 		count_drop(TRACE_DROP_EVENTS);
 		return 0;
 	}
+	e->hdr.type = TRACE_REC_OUTLIER;
+	e->hdr.size = sizeof(*e);
 	e->start_ns = span.begin;
 	e->latency_ns = now - span.begin;
 	e->empty_calls = span.empty_calls;
@@ -760,6 +762,7 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	e->tid = tid;
 	e->fd = st.fd;
 	e->cpu = span.cpu;
+	e->end_cpu = bpf_get_smp_processor_id();
 	e->sys = st.sys;
 	e->outcome = key.outcome;
 	e->dev = st.dev;

@@ -94,6 +94,8 @@ static __always_inline void msg_record(const struct trace_start *st, __u32 tgid,
 		return;
 	}
 	__builtin_memset(m, 0, sizeof(*m));
+	m->hdr.type = TRACE_REC_MSG;
+	m->hdr.size = sizeof(*m);
 	m->begin_ns = st->ts;
 	m->end_ns = now;
 	m->pid = tgid;
@@ -101,6 +103,7 @@ static __always_inline void msg_record(const struct trace_start *st, __u32 tgid,
 	m->seq = st->msg_seq;
 	m->len = len;
 	m->cpu = st->cpu;
+	m->end_cpu = bpf_get_smp_processor_id();
 	m->send = send;
 	m->family = st->msg_ends.family;
 	m->lport = st->msg_ends.lport;

@@ -302,14 +302,14 @@ check "threshold 1ns: outliers + lost events = calls" $CHECK invariant "$TMP/all
 
 # ---- a reader that stalls: the ring buffer fills, and what it cannot take -
 # is counted. The tracer is stopped while the initiator makes 2 x 10000
-# calls, each an outlier: the 1 MiB ring holds 13107 records of 80 bytes
-# (72 and the ring's header), so at least 6893 are lost, however fast the
+# calls, each an outlier: the 1 MiB ring holds 10922 records of 96 bytes
+# (88 and the ring's header), so at least 9078 are lost, however fast the
 # reader is once continued.
 start_pp drop -n 10000 -d 0
 start_trace drop --pid "$PP_PID" --threshold 1ns
 kill -STOP "$TRACE_PID"; go drop; pp_wait drop; kill -CONT "$TRACE_PID"; stop_trace
-check "stalled reader: at least 6893 of 20000 outliers lost, and counted" \
-	$CHECK invariant "$TMP/drop.jsonl" --calls 20000 --min-lost 6893
+check "stalled reader: at least 9078 of 20000 outliers lost, and counted" \
+	$CHECK invariant "$TMP/drop.jsonl" --calls 20000 --min-lost 9078
 check "stalled reader: lclkctl warns of the loss" grep -q "warning: [0-9]* outliers lost" "$TMP/drop.err"
 
 fi
