@@ -76,6 +76,16 @@ const volatile __u64 targ_comm_mask[TRACE_COMM_WORDS];
 const volatile bool filter_cgroup;	/* cgroup in cgroup_map[0] */
 const volatile __u64 threshold_ns = TRACE_DEFAULT_THRESHOLD_NS;
 const volatile __u64 spin_gap_ns = TRACE_SPIN_GAP_NS;
+/*
+ * Whether the programs may be preempted mid-update (fentry/fexit: the
+ * trampoline only disables migration, and under CONFIG_PREEMPT another
+ * task's run of another of our programs, fexit_futex and the futex
+ * restart probe on the same histogram key, or any two on the drops
+ * counter, can come in between a load and its store): then the per-CPU
+ * counters are added to atomically. tp_btf on raw_syscalls runs with
+ * preemption disabled, where a plain add is exact and cheaper.
+ */
+const volatile bool atomic_counts;
 /* tp_btf: enum trace_sys by syscall number */
 const volatile __u8 sys_class[TRACE_MAX_NR];
 
@@ -165,12 +175,21 @@ struct {
 
 static const struct trace_hist zero_hist;
 
+/* *p += v, atomically where another program can come in between. */
+static __always_inline void count_add(__u64 *p, __u64 v)
+{
+	if (atomic_counts)
+		__sync_fetch_and_add(p, v);
+	else
+		*p += v;
+}
+
 static __always_inline void count_drop(__u32 what)
 {
 	__u64 *n = bpf_map_lookup_elem(&drops, &what);
 
 	if (n)
-		(*n)++;
+		count_add(n, 1);
 }
 
 static __always_inline bool comm_matches(const __u64 comm[TRACE_COMM_WORDS])
@@ -631,9 +650,9 @@ static __always_inline void add_to_hist(const struct trace_key *key,
 			return;
 		}
 	}
-	h->slots[slot_of(lat)]++;
-	h->sum_ns += lat;
-	h->bytes += bytes;
+	count_add(&h->slots[slot_of(lat)], 1);
+	count_add(&h->sum_ns, lat);
+	count_add(&h->bytes, bytes);
 	if (!h->comm[0])
 		process_comm((__u64 *)h->comm);
 }
