@@ -564,6 +564,36 @@ check "interrupted: an epoll_wait ended by a handled signal is intr" \
 check "interrupted: futex EAGAIN (word changed) is zero, not busy polling" \
 	$CHECK series "$TMP/intr.jsonl" $INTR futex_wait zero 5
 
+# A signal handler (SA_RESTART) that makes traced calls, a sendto and a recv,
+# while the recv it interrupted waits to be restarted: the interrupted recv
+# is one call from its first entry to its data, the handler's time
+# included, as long as the program's own CLOCK_MONOTONIC reading around it
+# (less at most half the signal's delay, the reading's slack on a slow
+# guest), not one timed from after the handler.
+SIG_MS=${SIG_DELAY_MS:-200}
+if cc -O2 -pthread -o "$TMP/sigr" tests/integration/trace_sigrestart.c 2>"$TMP/cc.err"; then
+	mkfifo "$TMP/sigr.ctl"
+	"$TMP/sigr" "$SIG_MS" <"$TMP/sigr.ctl" >"$TMP/sigr.out" 2>&1 &
+	SIGR=$!; PIDS+=($SIGR)
+	exec {sigr_fd}>"$TMP/sigr.ctl"
+	for i in $(seq 100); do grep -qs ready "$TMP/sigr.out" && break; sleep 0.05; done
+	start_trace sigr --pid $SIGR --threshold $((SIG_MS / 4))ms
+	echo go >&$sigr_fd; exec {sigr_fd}>&-; wait $SIGR; stop_trace
+	recv_ns=$(sed -n 's/^recv_ns //p' "$TMP/sigr.out")
+	check "signal handler: ran once, during the recv ($(grep -h handler_ran "$TMP/sigr.out"))" \
+		grep -q '^handler_ran 1$' "$TMP/sigr.out"
+	check "signal handler: the restarted recv is one call as long as the program saw (${recv_ns:-?} ns)" \
+		$CHECK longest "$TMP/sigr.jsonl" $SIGR recvfrom $((${recv_ns:-0} - SIG_MS * 500000)) "${recv_ns:-0}"
+	check "signal handler: the handler's recv and the restarted one, 2 recvfrom" \
+		$CHECK series "$TMP/sigr.jsonl" $SIGR recvfrom data 2
+	check "signal handler: the handler's sendto counted" \
+		$CHECK series "$TMP/sigr.jsonl" $SIGR sendto data 1
+	check "signal handler: the interruption is no call of its own" \
+		$CHECK absent "$TMP/sigr.jsonl" $SIGR recvfrom error
+else
+	echo "ok $((n += 1)) # SKIP no compiler: $(head -1 "$TMP/cc.err")"
+fi
+
 # ---- 32-bit calls ------------------------------------------------------------
 # ia32 numbers are not x86_64 ones: 45 is brk there, recvfrom here.
 if cc -O2 -o "$TMP/int80" tests/integration/trace_int80.c 2>"$TMP/cc.err" &&

@@ -35,6 +35,9 @@ expected, else prints why and exits 1.
                                ping-pong's LOG, as series --log
   perfetto TRACE JSONL         the Perfetto file holds the outliers
   ranks JSONL TRACE N          N processes blocked, one track per thread
+  longest JSONL PID SYSCALL MIN_NS MAX_NS
+                               the longest outlier of SYSCALL in process PID
+                               lasted MIN_NS to MAX_NS
 """
 import json
 import re
@@ -440,11 +443,22 @@ def cmd_ranks(args):
            len(threads), sum(len(v) for v in slices.values())))
 
 
+def cmd_longest(args):
+    path, pid, sysname, lo, hi = args
+    mine = [o for o in load(path)[1] if o["pid"] == int(pid) and o["syscall"] == sysname]
+    if not mine:
+        fail("no %s outlier of %s" % (sysname, pid))
+    ns = max(o["latency_ns"] for o in mine)
+    if not int(lo) <= ns <= int(hi):
+        fail("longest %s of %s: %d ns, expected %s to %s (all: %s)" %
+             (sysname, pid, ns, lo, hi, sorted(o["latency_ns"] for o in mine)))
+
+
 def main():
     cmds = {"series": cmd_series, "absent": cmd_absent, "pids": cmd_pids,
             "outliers": cmd_outliers, "spins": cmd_spins,
             "invariant": cmd_invariant, "prom": cmd_prom,
-            "perfetto": cmd_perfetto, "ranks": cmd_ranks}
+            "perfetto": cmd_perfetto, "ranks": cmd_ranks, "longest": cmd_longest}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__)
         sys.exit(2)
