@@ -166,7 +166,7 @@ static __always_inline __u8 ioctl_dev(struct file *f)
 	static const char ib[] = "infiniband";
 	const unsigned char *name;
 	char buf[sizeof(ib)];
-	int i;
+	unsigned int i;
 
 	if (!f)
 		return TRACE_DEV_OTHER;
