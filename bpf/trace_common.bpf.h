@@ -295,6 +295,10 @@ static __always_inline bool continues(struct trace_call *cp, __u8 sys, __u64 sp)
  * handler's, on the interrupted code's stack); else in place of the
  * current one, whose exit was missed or which was interrupted and not
  * restarted (the program went on); or first. NULL if the stack is full.
+ * A call ended by EINTR (no SA_RESTART) and followed by traced calls from
+ * deeper frames stays below them; the program's next call of its kind
+ * from the same frame continues it, as a call made again at once after
+ * EINTR does.
  */
 static __always_inline struct trace_call *push_call(struct trace_start *stp, __u64 sp)
 {
