@@ -115,7 +115,7 @@ $(VMLINUX_H):
 
 $(BUILD)/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h) include/uapi/linux/lclk.h
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-parameter -Werror \
 		-I$(BUILD)/bpf -Ibpf -Iinclude -Iinclude/uapi -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o

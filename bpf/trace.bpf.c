@@ -30,148 +30,8 @@
 #include <bpf/bpf_tracing.h>
 
 #include "trace.h"
-
-#define EINTR		4
-#define EAGAIN		11
-/* What the kernel returns to have a call restarted (never seen by users). */
-#define ERESTARTSYS		512
-#define ERESTARTNOINTR		513
-#define ERESTARTNOHAND		514
-#define ERESTART_RESTARTBLOCK	516
-#define TS_COMPAT	0x0002	/* x86 thread_info.status: 32-bit syscall */
-#define S_IFMT		00170000
-#define S_IFSOCK	0140000
-
-/* futex(2) operations that wait; the command is op without these flags. */
-#define FUTEX_WAIT		0
-#define FUTEX_LOCK_PI		6
-#define FUTEX_WAIT_BITSET	9
-#define FUTEX_WAIT_REQUEUE_PI	11
-#define FUTEX_LOCK_PI2		13
-#define FUTEX_CMD_MASK		0x7f
-
-/* sendmmsg/recvmmsg: bytes are summed over this many messages at most. */
-#define MMSG_MAX		16
-
-/* Set by userspace before load. */
-const volatile bool have_task_btf;	/* bpf_get_current_task_btf(): 5.11+ */
-const volatile bool use_task_storage;	/* else starts by tid in a hash */
-/*
- * lclkctl's pid namespace (its inode number), 0 for the initial one. Ids
- * (self_tgid, targ_tgid and those the probes report) are as seen there,
- * and processes it does not see (the host's, from a container) are not
- * traced.
- */
-const volatile __u32 ns_inum;
-const volatile __u32 self_tgid;		/* lclkctl itself: never traced */
-const volatile __u32 targ_tgid;		/* 0: any process */
-const volatile bool filter_comm;
-/*
- * The name as two words and the mask of its bytes up to and including the
- * NUL: the bytes after a name's NUL are not always zero (task->comm was set
- * with strlcpy before 5.17; bpf_get_current_comm() does not pad).
- */
-const volatile __u64 targ_comm[TRACE_COMM_WORDS];
-const volatile __u64 targ_comm_mask[TRACE_COMM_WORDS];
-const volatile bool filter_cgroup;	/* cgroup in cgroup_map[0] */
-const volatile __u64 threshold_ns = TRACE_DEFAULT_THRESHOLD_NS;
-const volatile __u64 spin_gap_ns = TRACE_SPIN_GAP_NS;
-/* tp_btf: enum trace_sys by syscall number */
-const volatile __u8 sys_class[TRACE_MAX_NR];
-
-/* A TCP connection's ends, noted for a message record (trace_msg.bpf.h). */
-struct msg_ends {
-	__u8 laddr[16];		/* IPv4 in the first 4 bytes */
-	__u8 raddr[16];
-	__u16 family;
-	__u16 lport;
-	__u16 rport;
-};
-
-struct trace_start {
-	__u64 ts;
-	__u64 msgvec;		/* sendmmsg/recvmmsg: struct mmsghdr * */
-	/* --messages: the TCP socket the call moves data on, 0 if none */
-	__u64 msg_sk;			/* struct sock * */
-	__u32 msg_seq;			/* its sequence number then */
-	struct msg_ends msg_ends;
-	__s32 fd;
-	__u32 cpu;
-	__u8 sys;
-	__u8 dev;
-	bool interrupted;	/* ended with -ERESTART*: to be continued */
-	bool in_restart;	/* continued by restart_syscall */
-	/*
-	 * A run of empty waiting calls (busy polling), kept between calls:
-	 * from spin_ts (0: none), spin_calls of them so far; the last ended
-	 * at spin_last, with the thread's scheduler counts then. While there
-	 * is one, the entry stays with ts 0.
-	 */
-	__u64 spin_ts;
-	__u64 spin_last;
-	__u64 spin_nvcsw;
-	__u64 spin_run_delay;
-	__u32 spin_calls;
-	__u32 spin_cpu;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup_map SEC(".maps");
-
-/* A start is valid while ts is not 0. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct trace_start);
-} task_starts SEC(".maps");
-
-/* Without task storage; userspace sizes it (or shrinks it when unused). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, __u32);		/* tid */
-	__type(value, struct trace_start);
-} starts SEC(".maps");
-
-/*
- * Allocated as processes show up: preallocation is per CPU per entry. Only
- * BPF_PROG_TYPE_TRACING programs (fentry, tp_btf) use it, which kernels
- * before 6.1 allow to allocate at run time without a warning.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 8192);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct trace_key);
-	__type(value, struct trace_hist);
-} hists SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TRACE_DROP_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
-
-static const struct trace_hist zero_hist;
-
-static __always_inline void count_drop(__u32 what)
-{
-	__u64 *n = bpf_map_lookup_elem(&drops, &what);
-
-	if (n)
-		(*n)++;
-}
+#include "trace_common.bpf.h"
+#include "trace_msg.bpf.h"
 
 static __always_inline bool comm_matches(const __u64 comm[TRACE_COMM_WORDS])
 {
@@ -306,7 +166,7 @@ static __always_inline __u8 ioctl_dev(struct file *f)
 	static const char ib[] = "infiniband";
 	const unsigned char *name;
 	char buf[sizeof(ib)];
-	int i;
+	unsigned int i;
 
 	if (!f)
 		return TRACE_DEV_OTHER;
@@ -340,94 +200,7 @@ static __always_inline bool futex_waits(unsigned long op)
 	return false;
 }
 
-/* The thread's start, NULL if it has none (create: make room for one). */
-static __always_inline struct trace_start *start_of(__u32 tid, bool create)
-{
-	struct trace_start *stp;
 
-	if (use_task_storage)
-		return bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), NULL,
-					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	stp = bpf_map_lookup_elem(&starts, &tid);
-	if (!stp && create) {
-		static const struct trace_start none;
-
-		bpf_map_update_elem(&starts, &tid, &none, BPF_NOEXIST);
-		stp = bpf_map_lookup_elem(&starts, &tid);
-	}
-	return stp;
-}
-
-/* Forget the thread's start, if it has one; a run of empty calls stays. */
-static __always_inline void drop_start(__u32 tid, struct trace_start *stp)
-{
-	if (use_task_storage || stp->spin_ts)
-		stp->ts = 0;
-	else
-		bpf_map_delete_elem(&starts, &tid);
-}
-
-/*
- * The start of the call of class sys that is ending, for the caller to
- * drop; NULL if there is none, or if the call is not over (-ERESTART*: the
- * kernel runs it again, or restart_syscall continues it). A start of
- * another call is stale (its exit was missed: tracing began or ended
- * mid-call, or the call was interrupted and never continued) and dropped.
- */
-static __always_inline struct trace_start *take_start(__u32 tid, __u8 sys, long ret)
-{
-	struct trace_start *stp = start_of(tid, false);
-
-	if (!stp || !stp->ts)
-		return NULL;
-	if (stp->interrupted ||
-	    (sys == TRACE_SYS_RESTART ? !stp->in_restart :
-	     stp->sys != sys || stp->in_restart)) {
-		drop_start(tid, stp);
-		return NULL;
-	}
-	switch (ret) {
-	case -ERESTARTSYS:
-	case -ERESTARTNOINTR:
-	case -ERESTARTNOHAND:
-	case -ERESTART_RESTARTBLOCK:
-		stp->interrupted = true;
-		return NULL;
-	}
-	return stp;
-}
-
-/*
- * Entry of a call the kernel runs again after an interruption (same
- * number), or of restart_syscall: the interrupted call goes on, its start
- * stays. True if that is what this entry is.
- */
-static __always_inline bool continues(struct trace_start *stp, __u8 sys)
-{
-	if (!stp->ts || !stp->interrupted)
-		return false;
-	if (sys != TRACE_SYS_RESTART && sys != stp->sys)
-		return false;
-	stp->interrupted = false;
-	stp->in_restart = sys == TRACE_SYS_RESTART;
-	return true;
-}
-
-/* The calls that receive data. */
-static __always_inline bool receives(__u8 sys)
-{
-	switch (sys) {
-	case TRACE_SYS_RECVFROM:
-	case TRACE_SYS_RECVMSG:
-	case TRACE_SYS_RECVMMSG:
-	case TRACE_SYS_READ:
-	case TRACE_SYS_READV:
-		return true;
-	}
-	return false;
-}
-
-#include "trace_msg.bpf.h"
 
 /* The calls a busy-polling thread spins in. */
 static __always_inline bool polls(__u8 sys)
@@ -478,8 +251,9 @@ static __always_inline bool spin_broken(const struct trace_start *stp, __u64 now
 /* A call of class sys (fentry: known, tp_btf: looked up by number). */
 static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 {
+	struct trace_call *cp = NULL;
 	struct trace_start *stp;
-	__u64 pid_tgid, msgvec = 0;
+	__u64 pid_tgid, msgvec = 0, sp;
 	__u8 dev = TRACE_DEV_NONE;
 	__s32 fd = -1;
 	__u32 tid;
@@ -487,8 +261,11 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	if (sys == TRACE_SYS_NONE || excluded(&pid_tgid))
 		return 0;
 	tid = (__u32)pid_tgid;
+	sp = regs ? PT_REGS_SP(regs) : 0;
 	stp = start_of(tid, false);
-	if (stp && continues(stp, sys))
+	if (stp)
+		cp = current_call(stp);
+	if (cp && continues(cp, sys, sp))
 		return 0;
 	switch (sys) {
 	case TRACE_SYS_RESTART:		/* of a call not traced */
@@ -526,26 +303,32 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	}
 	if (!stp)
 		stp = start_of(tid, true);
-	if (!stp) {
+	cp = stp ? push_call(stp, sp) : NULL;
+	if (!cp) {
 		count_drop(TRACE_DROP_STARTS);
 		return 0;
 	}
-	stp->msgvec = msgvec;
-	stp->msg_sk = 0;
-	stp->fd = fd;
-	stp->dev = dev;
-	stp->sys = sys;
-	stp->interrupted = false;
-	stp->in_restart = false;
-	stp->cpu = bpf_get_smp_processor_id();
-	stp->ts = bpf_ktime_get_ns();
-	if (stp->spin_ts && polls(sys) && spin_broken(stp, stp->ts))
+	cp->msgvec = msgvec;
+	cp->sp = sp;
+	cp->msg_sk = 0;
+	cp->fd = fd;
+	cp->dev = dev;
+	cp->sys = sys;
+	cp->interrupted = false;
+	cp->in_restart = false;
+	cp->cpu = bpf_get_smp_processor_id();
+	cp->ts = bpf_ktime_get_ns();
+	if (stp->spin_ts && polls(sys) && spin_broken(stp, cp->ts))
 		stp->spin_ts = 0;
 	return 0;
 untimed:
-	/* Its exit must not find an older call's start. */
-	if (stp)
-		drop_start(tid, stp);
+	/*
+	 * Its exit must not find an older call's start: one whose exit was
+	 * missed goes. One waiting to be restarted stays (this may be a
+	 * signal handler's call), and no exit takes it.
+	 */
+	if (cp && !cp->interrupted)
+		pop_call(tid, stp);
 	return 0;
 }
 
@@ -597,7 +380,7 @@ static __always_inline __u64 mmsg_bytes(__u64 msgvec, long nmsgs)
 	return bytes;
 }
 
-static __always_inline __u64 bytes_of(const struct trace_start *st, long ret)
+static __always_inline __u64 bytes_of(const struct trace_call *st, long ret)
 {
 	if (ret <= 0)
 		return 0;
@@ -631,9 +414,9 @@ static __always_inline void add_to_hist(const struct trace_key *key,
 			return;
 		}
 	}
-	h->slots[slot_of(lat)]++;
-	h->sum_ns += lat;
-	h->bytes += bytes;
+	count_add(&h->slots[slot_of(lat)], 1);
+	count_add(&h->sum_ns, lat);
+	count_add(&h->bytes, bytes);
 	if (!h->comm[0])
 		process_comm((__u64 *)h->comm);
 }
@@ -673,17 +456,18 @@ struct outlier_span {
  * call.
  */
 static __always_inline struct outlier_span spin_step(struct trace_start *stp,
+						     const struct trace_call *cp,
 						     __u8 outcome, __u64 now)
 {
-	struct outlier_span span = { .begin = stp->ts, .cpu = stp->cpu };
+	struct outlier_span span = { .begin = cp->ts, .cpu = cp->cpu };
 
-	switch (poll_result(stp->sys, outcome)) {
+	switch (poll_result(cp->sys, outcome)) {
 	case POLL_NONE:
 		return span;
 	case POLL_EMPTY:
 		if (!stp->spin_ts) {
-			stp->spin_ts = stp->ts;
-			stp->spin_cpu = stp->cpu;
+			stp->spin_ts = cp->ts;
+			stp->spin_cpu = cp->cpu;
 			stp->spin_calls = 0;
 		}
 		stp->spin_calls++;
@@ -708,7 +492,8 @@ static __always_inline int on_exit(__u8 sys, long ret)
 {
 	struct trace_outlier *e;
 	struct trace_key key = {};
-	struct trace_start *stp, st;
+	struct trace_call *cp, st;
+	struct trace_start *stp;
 	struct outlier_span span;
 	__u64 pid_tgid, lat, bytes, now;
 	__u32 tid;
@@ -724,11 +509,12 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	if (targ_tgid && pid_tgid >> 32 != targ_tgid)
 		return 0;
 	tid = (__u32)pid_tgid;
-	stp = take_start(tid, sys, ret);
-	if (!stp)
+	stp = start_of(tid, false);
+	cp = take_call(tid, stp, sys, ret);
+	if (!cp)
 		return 0;
 	now = bpf_ktime_get_ns();
-	st = *stp;
+	st = *cp;
 	lat = now - st.ts;
 
 	bytes = bytes_of(&st, ret);
@@ -742,8 +528,8 @@ static __always_inline int on_exit(__u8 sys, long ret)
 			   st.sys == TRACE_SYS_SENDMMSG || st.sys == TRACE_SYS_RECVMMSG ? 0 : bytes,
 			   now);
 
-	span = spin_step(stp, key.outcome, now);
-	drop_start(tid, stp);
+	span = spin_step(stp, cp, key.outcome, now);
+	pop_call(tid, stp);
 	if (now - span.begin < threshold_ns)
 		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -751,6 +537,8 @@ static __always_inline int on_exit(__u8 sys, long ret)
 		count_drop(TRACE_DROP_EVENTS);
 		return 0;
 	}
+	e->hdr.type = TRACE_REC_OUTLIER;
+	e->hdr.size = sizeof(*e);
 	e->start_ns = span.begin;
 	e->latency_ns = now - span.begin;
 	e->empty_calls = span.empty_calls;
@@ -760,6 +548,7 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	e->tid = tid;
 	e->fd = st.fd;
 	e->cpu = span.cpu;
+	e->end_cpu = bpf_get_smp_processor_id();
 	e->sys = st.sys;
 	e->outcome = key.outcome;
 	e->dev = st.dev;
@@ -865,5 +654,21 @@ int BPF_PROG(fexit_fn_##name, struct restart_block *restart, long ret)	\
 
 RESTART_PROBES(futex_wait_restart)	/* futex waits with a timeout */
 RESTART_PROBES(do_restart_poll)		/* poll with a timeout */
+
+/*
+ * --messages (trace_msg.bpf.h): a traced call's socket and its place in
+ * the sequence space, noted where TCP sends or receives.
+ */
+SEC("fentry/tcp_sendmsg")
+int BPF_PROG(msg_send, struct sock *sk)
+{
+	return msg_note(sk, true);
+}
+
+SEC("fentry/tcp_recvmsg")
+int BPF_PROG(msg_recv, struct sock *sk)
+{
+	return msg_note(sk, false);
+}
 
 char LICENSE[] SEC("license") = "GPL";

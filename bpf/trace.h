@@ -117,8 +117,28 @@ enum trace_drop {
 	TRACE_DROP_NR,
 };
 
+/*
+ * What a ring-buffer record is: every record begins with this header, and
+ * lclkctl dispatches on its type (tools/trace/trace_record.c), never on
+ * the record's size. size is the record's size as the probe wrote it;
+ * records of an unknown type, or shorter than their type's struct, are
+ * rejected and counted.
+ */
+enum trace_rec_type {
+	TRACE_REC_NONE,		/* never written: a zeroed record is invalid */
+	TRACE_REC_OUTLIER,	/* struct trace_outlier */
+	TRACE_REC_MSG,		/* struct trace_msg */
+	TRACE_REC_NR,
+};
+
+struct trace_rec_hdr {
+	__u32 type;		/* enum trace_rec_type */
+	__u32 size;		/* sizeof the record's struct */
+};
+
 /* One outlier, as streamed through the ring buffer. */
 struct trace_outlier {
+	struct trace_rec_hdr hdr;	/* TRACE_REC_OUTLIER */
 	__u64 start_ns;		/* bpf_ktime_get_ns() at entry: CLOCK_MONOTONIC */
 	__u64 latency_ns;
 	__u64 bytes;
@@ -127,6 +147,7 @@ struct trace_outlier {
 	__u32 tid;
 	__s32 fd;		/* -1 for calls without one */
 	__u32 cpu;		/* the CPU start_ns was read on */
+	__u32 end_cpu;		/* the CPU the end (exit) was read on */
 	__u8 sys;
 	__u8 outcome;
 	__u8 dev;
@@ -141,12 +162,13 @@ struct trace_outlier {
 
 /*
  * One TCP send or receive of a traced process (lclkctl trace --messages),
- * through the same ring buffer as the outliers (told apart by size): the
+ * through the same ring buffer as the outliers (TRACE_REC_MSG): the
  * bytes it moved as a range of the connection's sequence space, write_seq
  * before and after a send, copied_seq before and after a receive, which
  * both ends of the connection number alike.
  */
 struct trace_msg {
+	struct trace_rec_hdr hdr;	/* TRACE_REC_MSG */
 	__u64 begin_ns;		/* entry, CLOCK_MONOTONIC */
 	__u64 end_ns;		/* exit */
 	__u32 pid;
@@ -154,6 +176,7 @@ struct trace_msg {
 	__u32 seq;		/* first byte */
 	__u32 len;		/* bytes */
 	__u32 cpu;		/* the CPU begin_ns was read on */
+	__u32 end_cpu;		/* the CPU end_ns was read on */
 	__u16 family;		/* AF_INET or AF_INET6 */
 	__u16 lport;		/* local port */
 	__u16 rport;		/* remote port */

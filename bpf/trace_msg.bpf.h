@@ -19,7 +19,13 @@
  * buffers in few calls, and a merge needs each range to match the other
  * end's. What the ring buffer cannot take is counted as lost
  * (TRACE_DROP_MESSAGES), never waited for.
+ *
+ * Helpers only, included at the top of trace.bpf.c (after
+ * trace_common.bpf.h); the programs msg_send and msg_recv are defined
+ * there with the others.
  */
+#ifndef LCLK_TRACE_MSG_BPF_H
+#define LCLK_TRACE_MSG_BPF_H
 
 #include <bpf/bpf_endian.h>
 
@@ -69,7 +75,7 @@ static __always_inline bool msg_took_fin(struct sock *sk, __u32 seq)
  * The record of call st, over at now, having moved bytes (0 where the call
  * does not say: sendmmsg and recvmmsg return a count of messages).
  */
-static __always_inline void msg_record(const struct trace_start *st, __u32 tgid,
+static __always_inline void msg_record(const struct trace_call *st, __u32 tgid,
 				       __u32 tid, __u64 bytes, __u64 now)
 {
 	struct sock *sk = (void *)st->msg_sk;
@@ -94,6 +100,8 @@ static __always_inline void msg_record(const struct trace_start *st, __u32 tgid,
 		return;
 	}
 	__builtin_memset(m, 0, sizeof(*m));
+	m->hdr.type = TRACE_REC_MSG;
+	m->hdr.size = sizeof(*m);
 	m->begin_ns = st->ts;
 	m->end_ns = now;
 	m->pid = tgid;
@@ -101,6 +109,7 @@ static __always_inline void msg_record(const struct trace_start *st, __u32 tgid,
 	m->seq = st->msg_seq;
 	m->len = len;
 	m->cpu = st->cpu;
+	m->end_cpu = bpf_get_smp_processor_id();
 	m->send = send;
 	m->family = st->msg_ends.family;
 	m->lport = st->msg_ends.lport;
@@ -137,28 +146,19 @@ static __always_inline void msg_note_ends(struct sock *sk, struct msg_ends *e)
 static __always_inline int msg_note(struct sock *sk, bool send)
 {
 	struct trace_start *stp = start_of((__u32)bpf_get_current_pid_tgid(), false);
+	struct trace_call *cp = stp ? current_call(stp) : NULL;
 	struct tcp_sock *tp;
 
-	if (!stp || !stp->ts || stp->msg_sk ||
-	    !(send ? sends(stp->sys) : receives(stp->sys)))
+	if (!cp || !cp->ts || cp->msg_sk || cp->interrupted ||
+	    !(send ? sends(cp->sys) : receives(cp->sys)))
 		return 0;
 	tp = bpf_skc_to_tcp_sock(sk);
 	if (!tp)
 		return 0;
-	stp->msg_seq = send ? tp->write_seq : tp->copied_seq;
-	stp->msg_sk = (__u64)sk;
-	msg_note_ends(sk, &stp->msg_ends);
+	cp->msg_seq = send ? tp->write_seq : tp->copied_seq;
+	cp->msg_sk = (__u64)sk;
+	msg_note_ends(sk, &cp->msg_ends);
 	return 0;
 }
 
-SEC("fentry/tcp_sendmsg")
-int BPF_PROG(msg_send, struct sock *sk)
-{
-	return msg_note(sk, true);
-}
-
-SEC("fentry/tcp_recvmsg")
-int BPF_PROG(msg_recv, struct sock *sk)
-{
-	return msg_note(sk, false);
-}
+#endif /* LCLK_TRACE_MSG_BPF_H */

@@ -19,6 +19,7 @@
 #include "lib/json.h"
 #include "perfetto/perfetto.h"
 #include "trace/trace_probe.h"
+#include "trace/trace_record.h"
 #include "trace/trace_report.h"
 #include "trace/trace_sys.h"
 #include "lclk.h"
@@ -44,9 +45,10 @@ static const char usage[] =
 "than the threshold are outliers, stamped in logical time: CLOCK_MONOTONIC\n"
 "through the model of the lclk device (-d), or plain CLOCK_MONOTONIC, with a\n"
 "warning, when there is no device. A call the kernel restarts after a stop\n"
-"or a signal is one call from its first entry to its last exit (so is a\n"
-"call a signal handler interrupted, with EINTR, and that the program makes\n"
-"again at once); a futex wait whose word had changed (EAGAIN) is zero. A\n"
+"or a signal is one call from its first entry to its last exit, the time of\n"
+"a handler's own calls included (so is a call a signal handler interrupted,\n"
+"with EINTR, and that the program makes again at once); a futex wait whose\n"
+"word had changed (EAGAIN) is zero. A\n"
 "thread that busy-polls waits in a run of empty calls (poll, epoll, select\n"
 "finding nothing, recv/read -EAGAIN): the run, up to the call that gets data,\n"
 "is one outlier, with the count of its empty calls (see --spin-gap).\n"
@@ -108,6 +110,7 @@ struct trace_run {
 	struct json json;
 	uint64_t outliers, period_outliers;
 	uint64_t messages;	/* message records */
+	uint64_t bad_records;	/* of an unknown type, or short */
 	int out_err;		/* first --trace-out error, -errno */
 };
 
@@ -119,35 +122,16 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/*
- * The trace clock at a CLOCK_MONOTONIC time read on cpu (< 0: unknown),
- * and the bound of its error then (LCLK_BOUND_UNKNOWN without a device or
- * when the clock is not synced) when bound is not NULL.
- */
-static int64_t trace_time(const struct trace_run *r, int64_t base_ns, int cpu,
-			  int64_t *bound)
+/* The trace clock at a CLOCK_MONOTONIC time read on cpu (< 0: unknown). */
+static int64_t trace_time(const struct trace_run *r, int64_t base_ns, int cpu)
 {
-	struct lclk_now n;
+	struct trace_clock tc = { .c = &r->clock, .logical = r->logical };
 
-	if (!r->logical) {
-		if (bound)
-			*bound = LCLK_BOUND_UNKNOWN;
-		return base_ns;
-	}
-	lclk_from_base(&r->clock, base_ns, cpu, &n);
-	if (bound)
-		*bound = n.bound_ns;
-	return n.time_ns;
+	return trace_clock_time(&tc, base_ns, cpu, NULL);
 }
 
-/* An outlier in the trace clock: its ends, and the bound at each. */
-struct outlier_time {
-	int64_t start, end;
-	int64_t bound_start, bound_end;
-};
-
 static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
-			  const struct outlier_time *t)
+			  const struct trace_span *t)
 {
 	struct json *j = &r->json;
 
@@ -184,6 +168,7 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
 	json_int(j, "ret", e->ret);
 	json_uint(j, "empty_calls", e->empty_calls);
 	json_uint(j, "cpu", e->cpu);
+	json_uint(j, "end_cpu", e->end_cpu);
 	json_obj_end(j);
 	json_end(j);
 }
@@ -194,7 +179,7 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
  * each event's [earliest, latest] window.
  */
 static int write_slice(struct trace_run *r, const struct trace_outlier *e,
-		       const struct outlier_time *t)
+		       const struct trace_span *t)
 {
 	struct perfetto_arg args[] = {
 		{ .name = "outcome", .str = trace_outcome_name(e->outcome) },
@@ -220,9 +205,6 @@ static int write_slice(struct trace_run *r, const struct trace_outlier *e,
 	return perfetto_slice(r->pf, &s);
 }
 
-_Static_assert(sizeof(struct trace_msg) != sizeof(struct trace_outlier),
-	       "the ring buffer's records are told apart by size");
-
 /* "10.0.0.1:5000", "[fd00::1]:5000"; IPv4-mapped addresses as IPv4, as the peer may see them. */
 static void format_endpoint(char *buf, size_t len, unsigned int family,
 			    const __u8 addr[16], unsigned int port)
@@ -247,7 +229,8 @@ static void format_endpoint(char *buf, size_t len, unsigned int family,
 static void on_message(struct trace_run *r, const struct trace_msg *m)
 {
 	char local[MSG_ENDPOINT_MAX], remote[MSG_ENDPOINT_MAX];
-	struct outlier_time t;
+	struct trace_clock tc = { .c = &r->clock, .logical = r->logical };
+	struct trace_span t;
 	struct perfetto_arg args[] = {
 		{ .name = "src", .str = m->send ? local : remote },
 		{ .name = "dst", .str = m->send ? remote : local },
@@ -272,8 +255,9 @@ static void on_message(struct trace_run *r, const struct trace_msg *m)
 		return;
 	format_endpoint(local, sizeof(local), m->family, m->laddr, m->lport);
 	format_endpoint(remote, sizeof(remote), m->family, m->raddr, m->rport);
-	s.start_ns = trace_time(r, m->begin_ns, m->cpu, &t.bound_start);
-	s.end_ns = trace_time(r, m->end_ns, m->cpu, &t.bound_end);
+	trace_msg_span(&tc, m, &t);
+	s.start_ns = t.start;
+	s.end_ns = t.end;
 	args[4].val = t.bound_start;
 	args[5].val = t.bound_end;
 	err = perfetto_slice(r->pf, &s);
@@ -283,38 +267,43 @@ static void on_message(struct trace_run *r, const struct trace_msg *m)
 	}
 }
 
-static int on_record(void *ctx, void *data, size_t size)
+static void on_outlier(struct trace_run *r, const struct trace_outlier *e)
 {
-	struct trace_run *r = ctx;
-	struct trace_outlier e;
-	struct outlier_time t;
+	struct trace_clock tc = { .c = &r->clock, .logical = r->logical };
+	struct trace_span t;
 	int err;
 
-	if (size == sizeof(struct trace_msg)) {
-		struct trace_msg m;
-
-		memcpy(&m, data, sizeof(m));
-		m.comm[TRACE_COMM_LEN - 1] = 0;
-		on_message(r, &m);
-		return 0;
-	}
-	if (size < sizeof(e))
-		return 0;
-	memcpy(&e, data, sizeof(e));
-	e.comm[TRACE_COMM_LEN - 1] = 0;
-	t.start = trace_time(r, e.start_ns, e.cpu, &t.bound_start);
-	t.end = trace_time(r, e.start_ns + e.latency_ns, e.cpu, &t.bound_end);
+	trace_outlier_span(&tc, e, &t);
 	r->outliers++;
 	r->period_outliers++;
 	if (r->g->verbose)
-		print_outlier(r, &e, &t);
+		print_outlier(r, e, &t);
 	if (r->pf && !r->out_err) {
-		err = write_slice(r, &e, &t);
+		err = write_slice(r, e, &t);
 		if (err) {
 			r->out_err = err;
 			fprintf(stderr, "lclkctl trace: %s: %s\n", r->trace_out,
 				strerror(-err));
 		}
+	}
+}
+
+/* A ring-buffer record, by its type; an invalid one is counted, not used. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct trace_run *r = ctx;
+	union trace_record rec;
+
+	switch (trace_record_decode(data, size, &rec)) {
+	case TRACE_REC_OUTLIER:
+		on_outlier(r, &rec.outlier);
+		break;
+	case TRACE_REC_MSG:
+		on_message(r, &rec.msg);
+		break;
+	default:
+		r->bad_records++;
+		break;
 	}
 	return 0;
 }
@@ -455,7 +444,7 @@ static int report(struct trace_run *r, struct trace_probe *tp,
 		fprintf(stderr, "lclkctl trace: %s\n", strerror(-err));
 		return EXIT_FAIL;
 	}
-	per.end_ns = trace_time(r, monotonic_ns(), -1, NULL);
+	per.end_ns = trace_time(r, monotonic_ns(), -1);
 	if (r->g->json) {
 		json_init(&r->json, stdout);
 		trace_report_json(&r->json, &delta, &per);
@@ -572,7 +561,7 @@ static int run_trace(int argc, char **argv, struct cli_global *g)
 		r.trace_out = o.trace_out;
 		struct perfetto_clock clock = {
 			.logical = r.logical,
-			.now_ns = trace_time(&r, monotonic_ns(), -1, NULL),
+			.now_ns = trace_time(&r, monotonic_ns(), -1),
 		};
 
 		r.pf = perfetto_open(o.trace_out, host, &clock);
@@ -590,6 +579,9 @@ static int run_trace(int argc, char **argv, struct cli_global *g)
 	if (o.filter.messages)
 		fprintf(stderr, "lclkctl trace: %llu message records\n",
 			(unsigned long long)r.messages);
+	if (r.bad_records)
+		fprintf(stderr, "lclkctl trace: warning: %llu ring-buffer records of an unknown type or short, ignored\n",
+			(unsigned long long)r.bad_records);
 	if (r.out_err)
 		code = EXIT_FAIL;
 	err = perfetto_close(r.pf);

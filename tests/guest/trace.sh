@@ -32,6 +32,8 @@ fi
 # and fewer still for the two busy spinners. On the debug kernel
 # (LCLK_TIME_SCALE 4) the initiator can lose tens of ms between its send and
 # its receive, which would then wait that much less: the delay scales too.
-TRACE_ATTACH=$mode TRACE_PARTS=$parts TRACE_CLOCK=logical ROUNDS=30 BUSY_ROUNDS=8 \
+# TRACE_FULL_PREEMPT: the counters-under-contention test switches this
+# guest's kernel to full preemption while it runs, to force recursion misses.
+TRACE_ATTACH=$mode TRACE_PARTS=$parts TRACE_CLOCK=logical ROUNDS=30 BUSY_ROUNDS=8 TRACE_FULL_PREEMPT=1 \
 	DELAY_US=$((40000 * ${LCLK_TIME_SCALE:-1})) \
 	exec bash tests/integration/trace.sh

@@ -35,6 +35,11 @@ expected, else prints why and exits 1.
                                ping-pong's LOG, as series --log
   perfetto TRACE JSONL         the Perfetto file holds the outliers
   ranks JSONL TRACE N          N processes blocked, one track per thread
+  lost JSONL KIND MIN          at least MIN losses of KIND reported (recursion,
+                               events, starts, hist, messages)
+  longest JSONL PID SYSCALL MIN_NS MAX_NS
+                               the longest outlier of SYSCALL in process PID
+                               lasted MIN_NS to MAX_NS
 """
 import json
 import re
@@ -440,11 +445,31 @@ def cmd_ranks(args):
            len(threads), sum(len(v) for v in slices.values())))
 
 
+def cmd_lost(args):
+    path, kind, least = args
+    lost = load(path)[2]
+    if lost.get(kind, 0) < int(least):
+        fail("%s losses %d, expected at least %s (all: %s)" % (kind, lost.get(kind, 0), least, lost))
+    print("lost: %s" % lost)
+
+
+def cmd_longest(args):
+    path, pid, sysname, lo, hi = args
+    mine = [o for o in load(path)[1] if o["pid"] == int(pid) and o["syscall"] == sysname]
+    if not mine:
+        fail("no %s outlier of %s" % (sysname, pid))
+    ns = max(o["latency_ns"] for o in mine)
+    if not int(lo) <= ns <= int(hi):
+        fail("longest %s of %s: %d ns, expected %s to %s (all: %s)" %
+             (sysname, pid, ns, lo, hi, sorted(o["latency_ns"] for o in mine)))
+
+
 def main():
     cmds = {"series": cmd_series, "absent": cmd_absent, "pids": cmd_pids,
             "outliers": cmd_outliers, "spins": cmd_spins,
             "invariant": cmd_invariant, "prom": cmd_prom,
-            "perfetto": cmd_perfetto, "ranks": cmd_ranks}
+            "perfetto": cmd_perfetto, "ranks": cmd_ranks, "longest": cmd_longest,
+            "lost": cmd_lost}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__)
         sys.exit(2)

@@ -277,6 +277,12 @@ static int load(struct trace_probe *tp, const struct trace_kernel *k,
 	if (f->comm)
 		set_comm_filter(skel, f->comm);
 	skel->rodata->filter_cgroup = f->cgroup != NULL;
+	/*
+	 * fentry programs may be preempted: atomic adds. tp_btf on
+	 * raw_syscalls runs with preemption off (so do the counts of message
+	 * records, from its sys_exit program): plain ones.
+	 */
+	skel->rodata->atomic_counts = tp->mode == TRACE_ATTACH_FENTRY;
 	trace_sys_fill(skel->rodata->sys_class);
 
 	/*
