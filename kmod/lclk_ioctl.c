@@ -58,7 +58,7 @@ static long lclk_ioc_info(struct lclk_dev *ld, struct lclk_info __user *u)
 static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 {
 	struct lclk_reading r;
-	unsigned int i;
+	u32 __user *rsv;
 	u32 in, w;
 	s64 shift;
 	int cpu;
@@ -66,8 +66,13 @@ static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 	if (!user_read_access_begin(u, sizeof(*u)))
 		return -EFAULT;
 	unsafe_get_user(in, &u->flags, efault_read);
-	for (i = 0; i < ARRAY_SIZE(u->rsv); i++) {
-		unsafe_get_user(w, &u->rsv[i], efault_read);
+	/*
+	 * The reserved words by pointer, not by index: with UBSAN_BOUNDS
+	 * (Debian's 7.2), gcc 16 checks u->rsv[i] with a call that objtool
+	 * refuses while user access is open.
+	 */
+	for (rsv = u->rsv; rsv < u->rsv + ARRAY_SIZE(u->rsv); rsv++) {
+		unsafe_get_user(w, rsv, efault_read);
 		in |= w;
 	}
 	user_read_access_end();
@@ -90,8 +95,8 @@ static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 	unsafe_put_user(r.logical_ns, &u->logical_ns, efault_write);
 	unsafe_put_user(r.bound_ns, &u->bound_ns, efault_write);
 	unsafe_put_user(r.status, &u->status, efault_write);
-	for (i = 0; i < ARRAY_SIZE(u->rsv); i++)
-		unsafe_put_user(0, &u->rsv[i], efault_write);
+	for (rsv = u->rsv; rsv < u->rsv + ARRAY_SIZE(u->rsv); rsv++)
+		unsafe_put_user(0, rsv, efault_write);
 	user_write_access_end();
 	return 0;
 
