@@ -17,10 +17,15 @@ echo "# lclk0's PTP clock is $phc"
 
 n=0 failed=0
 # chrony_offset: chronyd's "System clock wrong by X seconds" for the PHC
-# (X = refclock - system clock), in ns.
+# (X = refclock - system clock), in ns. chronyd's whole output stays in
+# $out for a failure's report: once in a make check, on the debug kernel,
+# chronyd ended early with no measurement, and its output was lost.
+out=$(mktemp /tmp/lclk-chrony-refclock.XXXXXX)
+trap 'rm -f "$out"' EXIT
 chrony_offset() {
-	timeout 30 chronyd -x -Q -f /dev/null "refclock PHC $phc poll 0 dpoll -2" 2>&1 |
-		sed -n 's/.*System clock wrong by \(-\{0,1\}[0-9.]*\) seconds.*/\1/p' |
+	timeout 30 chronyd -x -Q -f /dev/null "refclock PHC $phc poll 0 dpoll -2" >"$out" 2>&1
+	echo "rc $?" >>"$out"
+	sed -n 's/.*System clock wrong by \(-\{0,1\}[0-9.]*\) seconds.*/\1/p' "$out" |
 		awk '{ printf "%.0f\n", $1 * 1e9 }'
 }
 
@@ -33,6 +38,8 @@ expect() {
 		echo "ok $n - $1: chronyd sees ${got} ns (want $2 +- 50us)"
 	else
 		echo "not ok $n - $1: chronyd sees '${got}' ns, want $2 +- 50us"
+		sed 's/^/#   chronyd: /' "$out"
+		"$LCLKCTL" status 2>&1 | sed 's/^/#   /'
 		failed=1
 	fi
 }
