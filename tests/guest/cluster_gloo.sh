@@ -87,12 +87,5 @@ check "gloo: its orderings are certain (${certain:-})" \
 	python3 -c "import sys; sys.exit(not ${certain:-0} >= 0.95)"
 check "gloo: no causality violation (${viol:-}), no pair flagged (${flagged:-})" \
 	test "${viol:-1}" -eq 0 -a "${flagged:-}" = -
-# Perfetto's schema (protoc) on the hosts' traces and the merge, every
-# arrow kept (BENCH_flows_lost, for tests/bench/cluster_vm.sh).
-tests/perfetto/flows.sh gloo "$dir/cluster.pftrace" "$dir"/host*.pftrace >"$dir/flows" 2>&1
-pf_rc=$?
-sed 's/^[^B]/# &/' "$dir/flows"
-read -r _ _ pf_flows pf_lost < <(grep '^BENCH_flows_lost' "$dir/flows")
-check "gloo: the traces decode with Perfetto's schema and Perfetto keeps every arrow (${pf_lost:-?} of ${pf_flows:-?} lost)" \
-	test $pf_rc -eq 0
+check_perfetto gloo "$dir/cluster.pftrace" "$dir"/host*.pftrace
 echo "1..$n"

@@ -274,15 +274,7 @@ check "synced: its orderings are certain (${certain:-})" \
 	python3 -c "import sys; sys.exit(not ${certain:-0} >= 0.95)"
 check "synced: no causality violation (${viol:-}), no pair flagged (${flagged:-})" \
 	test "${viol:-1}" -eq 0 -a "${flagged:-}" = -
-# Perfetto's schema (protoc) on the hosts' traces and the merge; with
-# synced clocks, Perfetto keeps every arrow (BENCH_flows_lost, for
-# tests/bench/cluster_vm.sh).
-tests/perfetto/flows.sh mpi "$dir/honest/cluster.pftrace" "$dir/honest"/host*.pftrace >"$dir/flows" 2>&1
-pf_rc=$?
-sed 's/^[^B]/# &/' "$dir/flows"
-read -r _ _ pf_flows pf_lost < <(grep '^BENCH_flows_lost' "$dir/flows")
-check "synced: the traces decode with Perfetto's schema and Perfetto keeps every arrow (${pf_lost:-?} of ${pf_flows:-?} lost)" \
-	test $pf_rc -eq 0
+check_perfetto mpi "$dir/honest/cluster.pftrace" "$dir/honest"/host*.pftrace
 
 # Host 3 on its own from here: its daemon stopped, its clock set by hand.
 kill -TERM "${daemons[3]}"

@@ -112,6 +112,21 @@ wait_for() {
 	done
 }
 
+# check_perfetto LABEL MERGED HOST_TRACE...: Perfetto's schema (protoc) on
+# the hosts' traces and their merge, and with synced clocks every arrow
+# kept; one check, named after LABEL, and the BENCH_flows_lost line that
+# tests/bench/cluster_vm.sh sums.
+check_perfetto() {
+	local label=$1 rc flows lost
+	shift
+	tests/perfetto/flows.sh "$label" "$@" >"$dir/flows" 2>&1
+	rc=$?
+	sed 's/^[^B]/# &/' "$dir/flows"
+	read -r _ _ flows lost < <(grep '^BENCH_flows_lost' "$dir/flows")
+	check "$label: the traces decode with Perfetto's schema and Perfetto keeps every arrow (${lost:-?} of ${flows:-?} lost)" \
+		test "$rc" -eq 0
+}
+
 # cluster_need_messages: a whole TAP skip, and exit, unless lclkctl trace
 # --messages works on this kernel.
 cluster_need_messages() {
