@@ -73,12 +73,18 @@ static inline s64 lclk_caller_mono_shift(void)
 {
 #ifdef CONFIG_TIME_NS
 	/*
-	 * The offset timens_add_monotonic() adds, read as it reads it, but
-	 * without adding it to a zero timespec64 through an out-of-line
-	 * normalisation: this is on GET_TIME's path, and the offset is
-	 * normalised when it is set.
+	 * The offset timens_add_monotonic() adds, read as it reads it, in
+	 * plain arithmetic: this is on GET_TIME's path. No overflow check is
+	 * needed, as timespec64_to_ns() would make: the kernel takes an
+	 * offset only normalised, with tv_sec >= -KTIME_SEC_MAX, and only if
+	 * the namespace's CLOCK_MONOTONIC (>= 0) plus the offset stays within
+	 * KTIME_SEC_MAX / 2 (proc_timens_set_offset()), so the offset is
+	 * within +-KTIME_MAX in ns.
 	 */
-	return timespec64_to_ns(&current->nsproxy->time_ns->offsets.monotonic);
+	const struct timespec64 *off =
+		&current->nsproxy->time_ns->offsets.monotonic;
+
+	return off->tv_sec * NSEC_PER_SEC + off->tv_nsec;
 #else
 	return 0;
 #endif

@@ -50,10 +50,12 @@ static long lclk_ioc_info(struct lclk_dev *ld, struct lclk_info __user *u)
  *
  * GET_TIME is the one read path inside a shifted time namespace, so it
  * touches userspace with single loads and stores inside one user-access
- * section each way, and writes every byte of the structure field by field:
- * a copy of the whole structure through a zeroed one on the stack costs a
- * string operation each way (and the stack's own zeroing on kernels built
- * with INIT_STACK_ALL_ZERO), more than the clock's evaluation.
+ * section each way: a copy of the whole structure through a zeroed one on
+ * the stack costs a string operation each way (and the stack's own zeroing
+ * on kernels built with INIT_STACK_ALL_ZERO), more than the clock's
+ * evaluation. It writes only the output fields. flags and rsv were read as
+ * zero and are left as they are: nothing of the kernel's can be in them,
+ * and a caller that changes them meanwhile gets its own bytes back.
  */
 static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 {
@@ -66,7 +68,8 @@ static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 	int cpu;
 
 	BUILD_BUG_ON(ARRAY_SIZE(u->rsv) != 5 ||
-		     offsetof(struct lclk_time, rsv[1]) % sizeof(u64));
+		     offsetof(struct lclk_time, rsv[1]) % sizeof(u64) ||
+		     offsetofend(struct lclk_time, rsv) != sizeof(*u));
 	if (!user_read_access_begin(u, sizeof(*u)))
 		return -EFAULT;
 	unsafe_get_user(flags, &u->flags, efault_read);
@@ -83,19 +86,16 @@ static long lclk_ioc_get_time(struct lclk_dev *ld, struct lclk_time __user *u)
 	preempt_enable();
 	shift = lclk_caller_mono_shift();
 
-	/* every byte is written: 4 + 4 + 3 * 8 + 4 + 5 * 4, no padding */
-	BUILD_BUG_ON(sizeof(*u) != 56);
-	if (!user_write_access_begin(u, sizeof(*u)))
+	/* the output fields: 4 + 3 * 8 + 4 bytes from cpu on, no padding */
+	BUILD_BUG_ON(offsetof(struct lclk_time, rsv) -
+		     offsetof(struct lclk_time, cpu) != 32);
+	if (!user_write_access_begin(&u->cpu, 32))
 		return -EFAULT;
-	unsafe_put_user(0, &u->flags, efault_write);
 	unsafe_put_user(cpu, &u->cpu, efault_write);
 	unsafe_put_user(r.base_ns + shift, &u->base_ns, efault_write);
 	unsafe_put_user(r.logical_ns, &u->logical_ns, efault_write);
 	unsafe_put_user(r.bound_ns, &u->bound_ns, efault_write);
 	unsafe_put_user(r.status, &u->status, efault_write);
-	unsafe_put_user(0, &u->rsv[0], efault_write);
-	unsafe_put_user(0, &rsv_1to4[0], efault_write);
-	unsafe_put_user(0, &rsv_1to4[1], efault_write);
 	user_write_access_end();
 	return 0;
 
