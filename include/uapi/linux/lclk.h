@@ -24,7 +24,8 @@
  * as long as the reference that was measured is honest.
  *
  * Every structure carries reserved fields that must be zero on input and are
- * zeroed on output, so the ABI can grow without new ioctl numbers.
+ * zero on output (GET_TIME, which checks them, leaves them as they were),
+ * so the ABI can grow without new ioctl numbers.
  * All times are signed 64-bit nanoseconds; all rates are parts per trillion.
  */
 #ifndef _UAPI_LINUX_LCLK_H
