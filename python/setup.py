@@ -39,6 +39,7 @@ class SdistWithHeaders(sdist):
 
 
 setup(
+    license="GPL-2.0-only",
     packages=["lclk"],
     include_package_data=False,
     package_data={"lclk": ["py.typed", "*.pyi"]},

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Run every test suite, host and VM, and sum their TAP:
-#   unit         build/tests/host/**, python/tests/test_*.py  (this machine)
+#   unit         build/tests/host/**, python/tests/test_*.py  (this machine;
+#                the torch tests also with Debian sid's torch 2.x, in its root)
 #   fuzz         build/tests/fuzz/*          (libFuzzer, briefly)
 #   integration  tests/integration/*.sh      (this machine, as root)
 #   vm           tests/guest/run.sh in the VM, on every kernel of the matrix
@@ -58,6 +59,22 @@ suite_unit() {
 	# The Python package as "make python" built it, with Debian's interpreter.
 	run_tap unit-python env PYTHONPATH=build/python/lib /usr/bin/python3 \
 		python/tests/tap.py python/tests/test_*.py
+	run_tap unit-python-torch2 python_torch2
+}
+
+# torch as people train today (2.x; Debian 12's is 1.13): Debian sid's
+# python3-torch and Python, in sid's root (scripts/release-root), the
+# package built there for that Python. The packaging and typing tests need
+# Debian 12's pip and mypy; they run above.
+python_torch2() {
+	local lib=build/python-sid
+	scripts/release-root sid python3-torch python3-dev python3-setuptools gcc libc6-dev \
+		protobuf-compiler >/dev/null || { echo "not ok - sid's root with python3-torch"; return 1; }
+	scripts/in-root sid sh -c "python3 -c 'import torch; print(\"# torch\", torch.__version__)' &&
+		cd python && python3 setup.py -q build --build-base ../$lib/tmp --build-lib ../$lib/lib \
+			2>&1 | { grep -v 'byte-compiling is disabled' || true; } &&
+		cd .. && PYTHONPATH=$lib/lib python3 python/tests/tap.py \
+			python/tests/test_host.py python/tests/test_torch.py"
 }
 
 fuzz_one() {
