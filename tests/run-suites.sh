@@ -128,7 +128,7 @@ suite_integration() {
 # A VM runs on one host thread (tests/vm/vm-run), so LCLK_VM_JOBS of them
 # (default: one per CPU) run side by side; their results are shown and
 # counted in a fixed order once all are done.
-userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
+userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
 # Of those, the ones that reach the module only through its ABI (the
 # daemon's, the protocols', PyTorch's, the installation's) run on one kernel
 # of the matrix, the host's own release's (abi_kernel): what the module does
@@ -136,7 +136,7 @@ userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|daemon_leap|daemo
 # check, and these took 10 of the 13 minutes of each lclkctl-level VM. The
 # cluster view's jobs run on every kernel: their tracers attach to each
 # kernel's functions.
-abi_only_tests='^tests/guest/(daemon|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp)\.sh$'
+abi_only_tests='^tests/guest/(daemon|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
 ram_root_tests='^build/tests/guest/lclk_suspend$'
 
 # On the debug kernel, "make check" runs the tests that drive the module:

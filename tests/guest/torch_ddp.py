@@ -52,6 +52,9 @@ def rank_main(a, rank):
     torch.set_num_threads(1)
     logging.basicConfig(level=logging.INFO, format="rank %d: %%(message)s" % rank)
     os.environ["GLOO_SOCKET_IFNAME"] = a.ifname
+    # torch 2.4+ makes its TCP store with libuv unless told otherwise, and
+    # Debian's python3-torch (2.14 in sid) is built without it.
+    os.environ.setdefault("USE_LIBUV", "0")
     dist.init_process_group("gloo", init_method="tcp://%s:%d" % (a.master, a.port),
                             rank=rank, world_size=a.ranks,
                             timeout=datetime.timedelta(seconds=a.timeout))

@@ -10,14 +10,18 @@
 # about rank 3's clock. Runs in the VM with the module loaded; TAP.
 #   LCLK_DDP_STEPS   training steps (default 300, "a few hundred")
 #   LCLK_DDP_TIMEOUT seconds the training may take (default 540; run.sh allows 600)
+#   LCLK_PYTHON      the interpreter (default Debian's /usr/bin/python3, torch 1.13;
+#                    tests/guest/torch2_ddp.sh runs it with sid's and torch 2.x)
+#   LCLK_PYTHONPATH  where the lclk package built for it is (build/python/lib)
 set -u
 cd "$(dirname "$0")/../.."
 steps=${LCLK_DDP_STEPS:-300}
 ranks=4 slow=2 bad=3
 pre=lclk-ddp-
-out=$(mktemp -d /tmp/torch_ddp.XXXXXX)
+out=$(mktemp -d "${TMPDIR:-/tmp}/torch_ddp.XXXXXX")
 L=build/lclkctl
-export PYTHONPATH=$PWD/build/python/lib
+read -r -a python <<<"${LCLK_PYTHON:-/usr/bin/python3}"
+export PYTHONPATH=$PWD/${LCLK_PYTHONPATH:-build/python/lib}
 
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -34,11 +38,12 @@ cleanup() {
 trap cleanup EXIT
 
 echo "TAP version 13"
-if ! /usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then
+if ! "${python[@]}" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then
 	echo "1..0 # SKIP no python3-torch with gloo"
 	exit 0
 fi
-[ -f build/python/lib/lclk/.built ] || { echo "1..0 # SKIP make python first"; exit 0; }
+"${python[@]}" -c 'import lclk._lclk' 2>/dev/null || { echo "1..0 # SKIP build the lclk package first"; exit 0; }
+echo "# $("${python[@]}" -c 'import sys, torch; print("Python", sys.version.split()[0], "torch", torch.__version__)')"
 echo "1..8"
 
 # The network: PREbr holds the bridge; rank r is 10.77.0.(r+1) on its eth0.
@@ -60,7 +65,7 @@ $L set --offset 5s --bound 200us --max-drift 1000 --holdover 1h --allow-backward
 check "clocks set: lclk0 +-200us, lclk1 +-8ms" '[ $? = 0 ]'
 
 t0=$(date +%s)
-timeout -k 5 "${LCLK_DDP_TIMEOUT:-540}" /usr/bin/python3 tests/guest/torch_ddp.py "$out" --ranks $ranks \
+timeout -k 5 "${LCLK_DDP_TIMEOUT:-540}" "${python[@]}" tests/guest/torch_ddp.py "$out" --ranks $ranks \
 	--steps "$steps" --slow-rank $slow --slow-ms 150 --clock1-rank $bad --check-every 50
 rc=$?
 echo "# training: $(( $(date +%s) - t0 )) s, $steps steps (LCLK_DDP_STEPS)"
@@ -68,7 +73,7 @@ for r in $(seq 0 $((ranks - 1))); do sed "s/^/# /" "$out/rank$r.log" 2>/dev/null
 [ $rc = 0 ] || dmesg | tail -n 10 | sed 's/^/# dmesg: /'
 check "4 ranks trained $steps steps with DDP over gloo, each in its namespace" '[ $rc = 0 ]'
 
-/usr/bin/python3 -m lclk.report "$out"/rank*.pftrace --json "$out/report.json" >"$out/report.txt" 2>&1
+"${python[@]}" -m lclk.report "$out"/rank*.pftrace --json "$out/report.json" >"$out/report.txt" 2>&1
 rc=$?
 sed 's/^/# /' "$out/report.txt"
 check "python3 -m lclk.report read the traces" '[ $rc = 0 ] && [ -s "$out/report.json" ]'
