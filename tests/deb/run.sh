@@ -112,11 +112,16 @@ if [ "${1:-}" = --release ]; then
 			if [ "$a" = removed ]; then echo "removed $b"
 			elif [ ! -e "$lower/$a" ] && [ ! -L "$lower/$a" ]; then echo "$a"; fi
 		done | grep -vE '^(var/lib/dpkg/|var/log/|var/cache/debconf/|var/cache/man/|etc/(passwd|group|shadow|gshadow)-$|tmp/lclk-debs$)')
-	if [ -z "$left" ] && ! grep -q '^lclk:' "$m/etc/passwd" "$m/etc/group"; then
+	# Of dpkg's own records, the packages' must be gone too.
+	left="$left$(find "$m/var/lib/dpkg/info" -maxdepth 1 \( -name 'lclk-dkms[.:]*' -o \
+		-name 'lclkctl[.:]*' -o -name 'python3-lclk[.:]*' \) -printf ' var/lib/dpkg/info/%f')"
+	if [ -z "$left" ] && ! grep -q '^lclk:' "$m/etc/passwd" "$m/etc/group" &&
+	   ! inroot dpkg-query -W lclk-dkms lclkctl python3-lclk >/dev/null 2>&1; then
 		echo "ok - $k: purge left nothing behind ($(cd "$t/u" && find . -type f | wc -l) files changed, none new)"
 	else
 		sed 's/^/# left: /' <<<"$left" | head -40
 		grep '^lclk:' "$m/etc/passwd" "$m/etc/group" | sed 's/^/# left: /'
+		inroot dpkg-query -W lclk-dkms lclkctl python3-lclk 2>/dev/null | sed 's/^/# left: /'
 		echo "not ok - $k: purge left nothing behind"
 	fi
 	exit 0
