@@ -55,7 +55,7 @@ endif
 KERNELS		:= $(shell scripts/kernel-cache --list)
 
 .PHONY: all deps module matrix debug-kernel fuzz-kernel bpf tools tests python lint check check-debug demo \
-	bench clean help install install-python dkms-tree
+	bench clean help install install-files install-python dkms-tree deb version
 # BPF objects are intermediates of the skeletons; keep them for bpftool/debugging.
 .SECONDARY:
 
@@ -75,7 +75,8 @@ help:
 	@echo "make check-debug   the whole guest suite on the debug kernel (about 35 min)"
 	@echo "make demo       boot the VM test bed and show lclk working"
 	@echo "make bench      run tests/bench, one 'BENCH name value' line per figure"
-	@echo "make install    install on this host (KDIR=/lib/modules/\$$(uname -r)/build)"
+	@echo "make install    install on this host (KDIR=/lib/modules/\$$(uname -r)/build), for development"
+	@echo "make deb        the Debian packages lclk-dkms, lclkctl, python3-lclk in build/deb/, lintian-checked"
 
 deps:
 	$(Q)scripts/deps.sh
@@ -126,7 +127,7 @@ tools: $(LCLKCTL)
 
 $(BUILD)/tools/%.o: tools/%.c $(TOOL_HDRS) $(wildcard include/*.h include/uapi/linux/*.h) | $(BPF_SKELS)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # The loader embeds the BPF object: rebuild it when the skeleton changes.
 $(filter %/trace_probe.o,$(TOOL_OBJS)): $(BPF_SKELS)
@@ -135,7 +136,7 @@ $(TOOL_LIB): $(TOOL_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(LCLKCTL): $(BUILD)/tools/lclkctl.o $(TOOL_LIB)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # ---- Python ---------------------------------------------------------------
 # Debian's interpreter, whatever python3 comes first on PATH: the package is
@@ -236,34 +237,71 @@ bench: deps
 
 # ---- install --------------------------------------------------------------
 # DESTDIR for staging, PREFIX for the tool, header, man pages and completion;
-# configuration, udev rule and unit go where the local admin's belong.
+# configuration, udev rule and unit go where the local admin's belong. The
+# Debian packages (make deb, debian/rules) install the same files with
+# install-files and dkms-tree, with Debian's directories.
 PREFIX		?= /usr/local
 SYSCONFDIR	?= /etc
-VERSION		:= 0.1
-SBINDIR		:= $(PREFIX)/sbin
+# The version, in one place: debian/changelog's first entry (without the
+# Debian revision). dkms.conf, the Python package and the packages take it.
+VERSION		:= $(shell sed -n '1s/^lclk (\([^-)]*\).*/\1/p' debian/changelog)
+SBINDIR		?= $(PREFIX)/sbin
+INCLUDEDIR	?= $(PREFIX)/include
+MANDIR		?= $(PREFIX)/share/man
+DOCDIR		?= $(PREFIX)/share/doc/lclk
+BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
+UDEVRULESDIR	?= $(SYSCONFDIR)/udev/rules.d
+MODULESLOADDIR	?= $(SYSCONFDIR)/modules-load.d
+SYSTEMDUNITDIR	?= $(SYSCONFDIR)/systemd/system
 DKMS_SRC	:= /usr/src/lclk-$(VERSION)
 
-install: module tools install-python
-	$(Q)install -D -m 755 $(LCLKCTL) $(DESTDIR)$(SBINDIR)/lclkctl
-	$(Q)install -D -m 644 include/lclk.h $(DESTDIR)$(PREFIX)/include/lclk.h
-	$(Q)install -D -m 644 include/lclk_model.h $(DESTDIR)$(PREFIX)/include/lclk_model.h
-	$(Q)install -D -m 644 include/uapi/linux/lclk.h $(DESTDIR)$(PREFIX)/include/linux/lclk.h
-	$(Q)install -D -m 644 packaging/lclkctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/lclkctl.8
-	$(Q)install -D -m 644 packaging/lclk.4 $(DESTDIR)$(PREFIX)/share/man/man4/lclk.4
-	$(Q)install -D -m 644 packaging/lclkctl.bash-completion \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/lclkctl
-	$(Q)install -D -m 644 packaging/lclk.conf $(DESTDIR)$(PREFIX)/share/doc/lclk/lclk.conf.example
-	$(Q)test -e $(DESTDIR)$(SYSCONFDIR)/lclk/lclk.conf || \
-		install -D -m 644 packaging/lclk.conf $(DESTDIR)$(SYSCONFDIR)/lclk/lclk.conf
-	$(Q)install -D -m 644 packaging/60-lclk.rules $(DESTDIR)$(SYSCONFDIR)/udev/rules.d/60-lclk.rules
-	$(Q)install -D -m 644 packaging/modules-load.conf $(DESTDIR)$(SYSCONFDIR)/modules-load.d/lclk.conf
-	$(Q)mkdir -p $(DESTDIR)$(SYSCONFDIR)/systemd/system
-	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-		packaging/lclk.service.in > $(DESTDIR)$(SYSCONFDIR)/systemd/system/lclk.service
+install: module tools install-python install-files
 	$(Q)$(MAKE) -s dkms-tree
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	$(Q)test -n "$(DESTDIR)" || id lclk >/dev/null 2>&1 || \
 		adduser --system --group --quiet --no-create-home --home /nonexistent lclk
+
+# Everything but the module, its DKMS sources and the Python package: the
+# tool, headers, man pages, completion, configuration (never replaced),
+# udev rule, modules-load.d entry and unit. The lclkctl package is this.
+install-files: tools
+	$(Q)install -D -m 755 $(LCLKCTL) $(DESTDIR)$(SBINDIR)/lclkctl
+	$(Q)install -D -m 644 include/lclk.h $(DESTDIR)$(INCLUDEDIR)/lclk.h
+	$(Q)install -D -m 644 include/lclk_model.h $(DESTDIR)$(INCLUDEDIR)/lclk_model.h
+	$(Q)install -D -m 644 include/uapi/linux/lclk.h $(DESTDIR)$(INCLUDEDIR)/linux/lclk.h
+	$(Q)install -D -m 644 packaging/lclkctl.8 $(DESTDIR)$(MANDIR)/man8/lclkctl.8
+	$(Q)install -D -m 644 packaging/lclk.4 $(DESTDIR)$(MANDIR)/man4/lclk.4
+	$(Q)install -D -m 644 packaging/lclkctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/lclkctl
+	$(Q)install -D -m 644 packaging/lclk.conf $(DESTDIR)$(DOCDIR)/lclk.conf.example
+	$(Q)test -e $(DESTDIR)$(SYSCONFDIR)/lclk/lclk.conf || \
+		install -D -m 644 packaging/lclk.conf $(DESTDIR)$(SYSCONFDIR)/lclk/lclk.conf
+	$(Q)install -D -m 644 packaging/60-lclk.rules $(DESTDIR)$(UDEVRULESDIR)/60-lclk.rules
+	$(Q)install -D -m 644 packaging/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/lclk.conf
+	$(Q)mkdir -p $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		packaging/lclk.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/lclk.service
+
+version:
+	@echo $(VERSION)
+
+# The Debian packages lclk-dkms, lclkctl and python3-lclk (debian/), built
+# with debhelper from a copy of the checkout's files (git ls-files: what is
+# tracked or new, not what is ignored), so that the checkout stays as it
+# is; then lintian, which must say nothing (debian/*.lintian-overrides give
+# each tag left a reason). The packages go to build/deb/.
+DEB_DIR		:= $(BUILD)/deb
+deb:
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/lclk-$(VERSION)
+	$(Q)git ls-files -z --cached --others --exclude-standard | \
+		xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+		cpio -0 -pdm --quiet $(DEB_DIR)/lclk-$(VERSION)
+	$(Q)cd $(DEB_DIR)/lclk-$(VERSION) && \
+		dpkg-buildpackage -us -uc -j$$(nproc) >../build.log 2>&1 || \
+		{ tail -30 ../build.log >&2; exit 1; }
+	$(Q)cd $(DEB_DIR) && { lintian -I -E --pedantic lclk_*.changes >lintian.log 2>&1; rc=$$?; \
+		grep -v 'running with root privileges' lintian.log; \
+		[ $$rc = 0 ] && ! grep -qE '^[EWIPX]: ' lintian.log; }
+	$(Q)ls $(DEB_DIR)/*.deb
 
 # PYTHON_VENV=DIR: into a virtual environment, made if missing with
 # --system-site-packages (Debian's python3-torch, pip and setuptools seen
@@ -298,7 +336,7 @@ dkms-tree:
 		$(filter-out kmod/lclk_conftest.h,$(wildcard kmod/*.h)) $(DESTDIR)$(DKMS_SRC)/kmod/
 	$(Q)cp include/lclk_model.h $(DESTDIR)$(DKMS_SRC)/include/
 	$(Q)cp include/uapi/linux/lclk.h $(DESTDIR)$(DKMS_SRC)/include/uapi/linux/
-	$(Q)sed 's|@VERSION@|$(VERSION)|' packaging/dkms.conf > $(DESTDIR)$(DKMS_SRC)/dkms.conf
+	$(Q)sed 's|#MODULE_VERSION#|$(VERSION)|' packaging/dkms.conf > $(DESTDIR)$(DKMS_SRC)/dkms.conf
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -4,6 +4,7 @@
 # sdist, the copy of it that "setup.py sdist" puts at include/ (the
 # checkout has none there, so the two never disagree).
 import os
+import re
 import shutil
 
 from setuptools import Extension, setup
@@ -20,6 +21,22 @@ def find_include():
             return d
     raise SystemExit("lclk: no %s: build from the checkout (python/) or an sdist"
                      % os.path.join("include", HEADERS[0]))
+
+
+def find_version():
+    """The version, kept in one place: debian/changelog's first entry
+    (without the Debian revision); in an sdist, its PKG-INFO."""
+    changelog = os.path.join(here, "..", "debian", "changelog")
+    if os.path.exists(changelog):
+        with open(changelog, encoding="utf-8") as f:
+            m = re.match(r"lclk \(([^-)]+)", f.readline())
+        if m:
+            return m.group(1)
+    with open(os.path.join(here, "PKG-INFO"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("Version:"):
+                return line.split(":", 1)[1].strip()
+    raise SystemExit("lclk: no version: build from the checkout (python/) or an sdist")
 
 
 include = find_include()
@@ -39,6 +56,7 @@ class SdistWithHeaders(sdist):
 
 
 setup(
+    version=find_version(),
     license="GPL-2.0-only",
     packages=["lclk"],
     include_package_data=False,

@@ -3,7 +3,9 @@
 # Idempotent: asks apt only for packages that are missing. flex, bison, bc
 # and dwarves (pahole, for BTF) build the debug kernel (make debug-kernel);
 # python3-mypy checks the Python package's types (python/tests/test_types.py);
-# valgrind counts the trace merge's instructions (tests/bench/cluster.sh).
+# valgrind counts the trace merge's instructions (tests/bench/cluster.sh);
+# debhelper, dh-dkms, dh-python, dpkg-dev and lintian build and check the
+# Debian packages (make deb, tests/integration/deb.sh).
 set -eu
 
 PKGS="make gcc libc6-dev pkg-config git
@@ -13,7 +15,8 @@ qemu-system-x86 busybox-static cpio kmod sparse
 chrony linuxptp openmpi-bin libopenmpi-dev bpftrace iproute2
 python3 protobuf-compiler sntp systemd dkms debootstrap
 python3-dev python3-pip python3-setuptools python3-wheel python3-torch python3-mypy
-flex bison bc dwarves valgrind"
+flex bison bc dwarves valgrind
+debhelper dh-dkms dh-python dpkg-dev lintian fakeroot"
 
 missing=""
 for p in $PKGS; do

@@ -5,6 +5,9 @@
 #   fuzz         build/tests/fuzz/*          (libFuzzer, briefly)
 #   integration  tests/integration/*.sh      (this machine, as root)
 #   vm           tests/guest/run.sh in the VM, on every kernel of the matrix
+#   deb          tests/deb/run.sh: make deb, lintian, the packages installed
+#                (DKMS) and purged in each kernel's release root, modprobe in
+#                a VM of each kernel
 #   selftest     tests/vm/selftest.sh        (the test bed catches failures)
 #   demo         tests/vm/demo.sh            ("make demo" runs and shows a synced clock)
 # Usage: tests/run-suites.sh [SUITE...]   (default: all, in that order)
@@ -272,6 +275,13 @@ suite_vm() {
 	done
 }
 
+# The Debian packages on every kernel of the matrix: about 2 minutes (make
+# deb and lintian 40 s; per kernel 10-25 s on this host and a VM of 10-20 s), a
+# short VM a kernel (tests/deb/run.sh).
+suite_deb() {
+	run_tap deb timeout -k 10 "${LCLK_DEB_TIMEOUT:-1200}" tests/deb/run.sh
+}
+
 suite_selftest() {
 	run_tap selftest tests/vm/selftest.sh
 }
@@ -296,10 +306,10 @@ suite_demo() {
 }
 
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit fuzz integration vm selftest demo)
+[ ${#suites[@]} -gt 0 ] || suites=(unit fuzz integration vm deb selftest demo)
 for s in "${suites[@]}"; do
 	case $s in
-	unit|fuzz|integration|vm|selftest|demo) "suite_$s" ;;
+	unit|fuzz|integration|vm|deb|selftest|demo) "suite_$s" ;;
 	*) echo "run-suites: unknown suite '$s'" >&2; exit 2 ;;
 	esac
 done
