@@ -131,15 +131,17 @@ suite_integration() {
 # A VM runs on one host thread (tests/vm/vm-run), so LCLK_VM_JOBS of them
 # (default: one per CPU) run side by side; their results are shown and
 # counted in a fixed order once all are done.
-userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
+userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|lclkctl_cli|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
 # Of those, the ones that reach the module only through its ABI (the
-# daemon's, the protocols', PyTorch's, the installation's) run on one kernel
-# of the matrix, the host's own release's (abi_kernel): what the module does
-# on each kernel is for the kernel-level tests and the fault campaign to
-# check, and these took 10 of the 13 minutes of each lclkctl-level VM. The
-# cluster view's jobs run on every kernel: their tracers attach to each
-# kernel's functions.
-abi_only_tests='^tests/guest/(daemon|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
+# command line's, the daemon's, the protocols', PyTorch's, the
+# installation's) run on one kernel of the matrix, the host's own release's
+# (abi_kernel): what the module does on each kernel is for the kernel-level
+# tests and the fault campaign to check, and these took 10 of the 13
+# minutes of each lclkctl-level VM (lclkctl_cli.sh another 2.5 minutes of
+# each kernel's VM). The cluster view's jobs run on every kernel but those
+# tests/vm/kernels marks "no-cluster": their tracers attach to each
+# kernel's functions (the kernel-level suite's trace tests do that too).
+abi_only_tests='^tests/guest/(daemon|lclkctl_cli|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
 ram_root_tests='^build/tests/guest/lclk_suspend$'
 
 # On the debug kernel, "make check" runs the tests that drive the module:
@@ -170,6 +172,13 @@ abi_kernel() {
 		fi
 	done
 	echo "$1"
+}
+
+# no_cluster KERNEL: whether tests/vm/kernels marks KERNEL "no-cluster": its
+# cluster jobs run only when LCLK_VM_KERNELS names it.
+no_cluster() {
+	awk -v k="$1" '!/^#/ && $1 == k && $3 == "no-cluster" { f = 1 } END { exit !f }' \
+		tests/vm/kernels
 }
 
 # userspace_only TESTS: whether TESTS are some, and all lclkctl-level ones.
@@ -249,6 +258,7 @@ suite_vm() {
 	done
 	for k in "${kernels_[@]}"; do
 		[ -z "${LCLK_GUEST_TESTS:-}" ] && [ "$k" != "$abi" ] && [ "$k" != debug ] &&
+			{ [ -n "${LCLK_VM_KERNELS:-}" ] || ! no_cluster "$k"; } &&
 			names+=("vm-$k-cluster") kernels+=("$k") skips+=("") tests+=("$cluster_tests") ram+=("")
 	done
 	for k in "${kernels_[@]}"; do

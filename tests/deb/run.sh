@@ -105,13 +105,15 @@ if [ "${1:-}" = --release ]; then
 	# root did not have, and every entry the root had that is now gone
 	# (a whiteout). dpkg's, debconf's and the password files' own records
 	# change with any package, and are left out; so are man-db's index,
-	# which its trigger rewrites, and python's bytecode caches of modules
-	# that were there before.
+	# which its trigger rewrites, python's bytecode caches of modules
+	# that were there before, and the machine-owner key that DKMS 3.1+
+	# (sid's) makes on its first build to sign every module it builds:
+	# dkms's, kept for the next module, as on a real host.
 	left=$(cd "$t/u" && find . -mindepth 1 \( -type c -printf 'removed %P\n' \) -o \
 		\( ! -type c -printf '%P\n' \) | while read -r a b; do
 			if [ "$a" = removed ]; then echo "removed $b"
 			elif [ ! -e "$lower/$a" ] && [ ! -L "$lower/$a" ]; then echo "$a"; fi
-		done | grep -vE '^(var/lib/dpkg/|var/log/|var/cache/debconf/|var/cache/man/|etc/(passwd|group|shadow|gshadow)-$|tmp/lclk-debs$)')
+		done | grep -vE '^(var/lib/dpkg/|var/log/|var/cache/debconf/|var/cache/man/|etc/(passwd|group|shadow|gshadow)-$|tmp/lclk-debs$|var/lib/dkms/mok\.(key|pub)$)')
 	# Of dpkg's own records, the packages' must be gone too.
 	left="$left$(find "$m/var/lib/dpkg/info" -maxdepth 1 \( -name 'lclk-dkms[.:]*' -o \
 		-name 'lclkctl[.:]*' -o -name 'python3-lclk[.:]*' \) -printf ' var/lib/dpkg/info/%f')"
