@@ -17,8 +17,9 @@
  *   there puts every syscall of every task on the slow path (120-160 ns a
  *   call measured on the 2-core VM, tests/bench/tp_floor.bpf.c).
  * Starts live in task storage (5.11+) or else a hash by tid. With
- * bpf_get_current_task_btf() (5.11+) the filter reads ids and name from the
- * task directly; without, it calls helpers for them.
+ * bpf_get_current_task_btf() (5.11+) the probes read the name and the
+ * scheduler counts from the task directly; without, through
+ * bpf_probe_read_kernel().
  *
  * The process filter runs first, so that a process it excludes pays for
  * the attach point and little more: one helper call per program and a few
@@ -92,13 +93,13 @@ static __always_inline __u64 current_ids(void)
 
 /*
  * Whether the filter rejects the calling thread; its ids in *pid_tgid.
- * Cheapest test first. With task BTF, tgid, tid and name come from the
- * task through a single helper call; without, one helper for the ids and
- * more for the name.
+ * Cheapest test first: every call of every process to a traced syscall
+ * pays for it. bpf_get_current_pid_tgid() costs fewer instructions than
+ * two loads from bpf_get_current_task_btf(), which the JIT guards as
+ * faulting loads.
  */
 static __always_inline bool excluded(__u64 *pid_tgid)
 {
-	struct task_struct *task = NULL;
 	__u64 comm[TRACE_COMM_WORDS];
 	__u32 tgid;
 
@@ -107,10 +108,6 @@ static __always_inline bool excluded(__u64 *pid_tgid)
 		tgid = *pid_tgid >> 32;
 		if (!tgid)
 			return true;
-	} else if (have_task_btf) {
-		task = bpf_get_current_task_btf();
-		tgid = task->tgid;
-		*pid_tgid = (__u64)tgid << 32 | (__u32)task->pid;
 	} else {
 		*pid_tgid = bpf_get_current_pid_tgid();
 		tgid = *pid_tgid >> 32;
@@ -225,8 +222,20 @@ static __always_inline bool polls(__u8 sys)
  */
 static __always_inline void sched_counts(__u64 *nvcsw, __u64 *run_delay)
 {
-	struct task_struct *task = (void *)bpf_get_current_task();
+	struct task_struct *task;
 
+	/*
+	 * Busy polling reads these at every entry and exit: with task BTF,
+	 * as two loads rather than two bpf_probe_read_kernel() calls.
+	 */
+	if (have_task_btf) {
+		task = bpf_get_current_task_btf();
+		*nvcsw = task->nvcsw;
+		*run_delay = bpf_core_field_exists(task->sched_info.run_delay) ?
+			     task->sched_info.run_delay : 0;
+		return;
+	}
+	task = (void *)bpf_get_current_task();
 	*nvcsw = BPF_CORE_READ(task, nvcsw);
 	*run_delay = bpf_core_field_exists(task->sched_info.run_delay) ?
 		     BPF_CORE_READ(task, sched_info.run_delay) : 0;
@@ -492,10 +501,11 @@ static __always_inline int on_exit(__u8 sys, long ret)
 {
 	struct trace_outlier *e;
 	struct trace_key key = {};
-	struct trace_call *cp, st;
+	struct trace_call *cp;
 	struct trace_start *stp;
 	struct outlier_span span;
 	__u64 pid_tgid, lat, bytes, now;
+	__s32 fd;
 	__u32 tid;
 
 	/*
@@ -514,21 +524,26 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	if (!cp)
 		return 0;
 	now = bpf_ktime_get_ns();
-	st = *cp;
-	lat = now - st.ts;
+	lat = now - cp->ts;
 
-	bytes = bytes_of(&st, ret);
+	/*
+	 * The call is read in place, not copied (88 bytes, every traced
+	 * call): pop_call() only clears its start, and nothing else runs on
+	 * this thread's storage until this program returns.
+	 */
+	bytes = bytes_of(cp, ret);
 	key.tgid = pid_tgid >> 32;
-	key.sys = st.sys;
-	key.outcome = outcome_of(st.sys, ret);
-	key.dev = st.dev;
+	key.sys = cp->sys;
+	key.outcome = outcome_of(cp->sys, ret);
+	key.dev = cp->dev;
 	add_to_hist(&key, lat, bytes);
-	if (st.msg_sk && ret > 0)
-		msg_record(&st, key.tgid, tid,
-			   st.sys == TRACE_SYS_SENDMMSG || st.sys == TRACE_SYS_RECVMMSG ? 0 : bytes,
+	if (cp->msg_sk && ret > 0)
+		msg_record(cp, key.tgid, tid,
+			   key.sys == TRACE_SYS_SENDMMSG || key.sys == TRACE_SYS_RECVMMSG ? 0 : bytes,
 			   now);
 
 	span = spin_step(stp, cp, key.outcome, now);
+	fd = cp->fd;
 	pop_call(tid, stp);
 	if (now - span.begin < threshold_ns)
 		return 0;
@@ -546,12 +561,12 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	e->ret = ret;
 	e->pid = key.tgid;
 	e->tid = tid;
-	e->fd = st.fd;
+	e->fd = fd;
 	e->cpu = span.cpu;
 	e->end_cpu = bpf_get_smp_processor_id();
-	e->sys = st.sys;
+	e->sys = key.sys;
 	e->outcome = key.outcome;
-	e->dev = st.dev;
+	e->dev = key.dev;
 	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
