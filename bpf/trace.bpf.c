@@ -31,6 +31,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "trace.h"
+#include "trace_arch.bpf.h"
 #include "trace_common.bpf.h"
 #include "trace_msg.bpf.h"
 
@@ -270,7 +271,7 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	if (sys == TRACE_SYS_NONE || excluded(&pid_tgid))
 		return 0;
 	tid = (__u32)pid_tgid;
-	sp = regs ? PT_REGS_SP(regs) : 0;
+	sp = regs ? sys_user_sp(regs) : 0;
 	stp = start_of(tid, false);
 	if (stp)
 		cp = current_call(stp);
@@ -280,25 +281,25 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	case TRACE_SYS_RESTART:		/* of a call not traced */
 		goto untimed;
 	case TRACE_SYS_FUTEX_WAIT:
-		if (!futex_waits(PT_REGS_PARM2_SYSCALL(regs)))
+		if (!futex_waits(sys_arg2(regs)))
 			goto untimed;
 		break;
 	case TRACE_SYS_READ:
 	case TRACE_SYS_WRITE:
 	case TRACE_SYS_READV:
 	case TRACE_SYS_WRITEV:
-		fd = PT_REGS_PARM1_SYSCALL(regs);
+		fd = sys_arg1(regs);
 		if (!is_socket(fd_file(fd)))
 			goto untimed;
 		break;
 	case TRACE_SYS_IOCTL:
-		fd = PT_REGS_PARM1_SYSCALL(regs);
+		fd = sys_arg1(regs);
 		dev = ioctl_dev(fd_file(fd));
 		break;
 	case TRACE_SYS_SENDMMSG:
 	case TRACE_SYS_RECVMMSG:
-		msgvec = PT_REGS_PARM2_SYSCALL(regs);
-		fd = PT_REGS_PARM1_SYSCALL(regs);
+		msgvec = sys_arg2(regs);
+		fd = sys_arg1(regs);
 		break;
 	case TRACE_SYS_SENDTO:
 	case TRACE_SYS_RECVFROM:
@@ -307,7 +308,7 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	case TRACE_SYS_EPOLL_WAIT:
 	case TRACE_SYS_EPOLL_PWAIT:
 	case TRACE_SYS_EPOLL_PWAIT2:
-		fd = PT_REGS_PARM1_SYSCALL(regs);
+		fd = sys_arg1(regs);
 		break;
 	}
 	if (!stp)
@@ -573,31 +574,12 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	return 0;
 }
 
-/*
- * Whether the current syscall came through the 32-bit entry (a 32-bit
- * process, or int $0x80): its number is an ia32 one, which names another
- * call than the same x86_64 number (45 is brk there, recvfrom here). Such
- * calls are not traced; the fentry programs never see them, as they go
- * through the __ia32_sys_ wrappers.
- */
-static __always_inline bool compat_syscall(void)
-{
-	struct task_struct *task;
-
-	if (!bpf_core_field_exists(struct task_struct, thread_info.status))
-		return false;
-	if (have_task_btf)
-		return bpf_get_current_task_btf()->thread_info.status & TS_COMPAT;
-	task = (void *)bpf_get_current_task();
-	return BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
-}
-
 /* The fallback: every syscall, classified by number. */
 static __always_inline __u8 tp_class_of(long nr)
 {
 	__u8 sys = class_of(nr);
 
-	return sys && !compat_syscall() ? sys : TRACE_SYS_NONE;
+	return sys && !compat_syscall(have_task_btf) ? sys : TRACE_SYS_NONE;
 }
 
 SEC("tp_btf/sys_enter")
@@ -609,7 +591,7 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 {
-	return on_exit(tp_class_of(regs->orig_ax), ret);
+	return on_exit(tp_class_of(sys_nr_at_exit(regs)), ret);
 }
 
 /*
