@@ -54,7 +54,7 @@ endif
 # LCLK_DEBUG_KERNEL=0 (scripts/kernel-cache --list).
 KERNELS		:= $(shell scripts/kernel-cache --list)
 
-.PHONY: all deps module matrix debug-kernel fuzz-kernel bpf tools tests python lint check check-debug demo \
+.PHONY: all deps module matrix debug-kernel fuzz-kernel bpf bpf-arm64 tools tests python lint check check-debug demo \
 	bench clean help install install-files install-python dkms-tree deb version
 # BPF objects are intermediates of the skeletons; keep them for bpftool/debugging.
 .SECONDARY:
@@ -69,6 +69,7 @@ help:
 	@echo "make debug-kernel  build the test bed's KASAN/lockdep/UBSAN kernel once (cached"
 	@echo "                outside the repo) and the module for it; then in the matrix (LCLK_DEBUG_KERNEL=0: not)"
 	@echo "make fuzz-kernel   fuzz the module's interfaces under it (SECONDS=1800 SEED=0: random)"
+	@echo "make bpf-arm64  compile the BPF probes for arm64 too (a compile test, in make check)"
 	@echo "make lint       checkpatch --strict, and sparse on every kernel; fails on any finding"
 	@echo "make check      deps, build, lint, every suite; last line 'N passed, N failed'"
 	@echo "                (on the debug kernel, once built: the module's guest tests)"
@@ -117,6 +118,17 @@ $(VMLINUX_H):
 $(BUILD)/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h) include/uapi/linux/lclk.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wno-unused-parameter -Werror \
+		-I$(BUILD)/bpf -Ibpf -Iinclude -Iinclude/uapi -c $< -o $@
+
+# The probes for arm64 too, as a compile test (make check): the same
+# source through bpf/trace_arch.bpf.h's arm64 registers, with this machine's
+# vmlinux.h (arm64's fields are CO-RE flavours). lclkctl embeds the x86 one.
+BPF_ARM64_OBJS	:= $(BPF_SRCS:%.bpf.c=$(BUILD)/arm64/%.bpf.o)
+bpf-arm64: $(BPF_ARM64_OBJS)
+
+$(BUILD)/arm64/%.bpf.o: %.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h) include/uapi/linux/lclk.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_arm64 -Wall -Wextra -Wno-unused-parameter -Werror \
 		-I$(BUILD)/bpf -Ibpf -Iinclude -Iinclude/uapi -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
@@ -217,7 +229,7 @@ lint: $(CHECKPATCH) matrix
 
 # ---- suites ---------------------------------------------------------------
 check: deps
-	$(Q)$(MAKE) all fuzzers lint
+	$(Q)$(MAKE) all bpf-arm64 fuzzers lint
 	$(Q)tests/run-suites.sh
 
 # The whole guest suite under KASAN and lockdep: too long for every check.

@@ -17,8 +17,9 @@
  *   there puts every syscall of every task on the slow path (120-160 ns a
  *   call measured on the 2-core VM, tests/bench/tp_floor.bpf.c).
  * Starts live in task storage (5.11+) or else a hash by tid. With
- * bpf_get_current_task_btf() (5.11+) the filter reads ids and name from the
- * task directly; without, it calls helpers for them.
+ * bpf_get_current_task_btf() (5.11+) the probes read the name and the
+ * scheduler counts from the task directly; without, through
+ * bpf_probe_read_kernel().
  *
  * The process filter runs first, so that a process it excludes pays for
  * the attach point and little more: one helper call per program and a few
@@ -30,6 +31,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "trace.h"
+#include "trace_arch.bpf.h"
 #include "trace_common.bpf.h"
 #include "trace_msg.bpf.h"
 
@@ -92,13 +94,13 @@ static __always_inline __u64 current_ids(void)
 
 /*
  * Whether the filter rejects the calling thread; its ids in *pid_tgid.
- * Cheapest test first. With task BTF, tgid, tid and name come from the
- * task through a single helper call; without, one helper for the ids and
- * more for the name.
+ * Cheapest test first: every call of every process to a traced syscall
+ * pays for it. bpf_get_current_pid_tgid() costs fewer instructions than
+ * two loads from bpf_get_current_task_btf(), which the JIT guards as
+ * faulting loads.
  */
 static __always_inline bool excluded(__u64 *pid_tgid)
 {
-	struct task_struct *task = NULL;
 	__u64 comm[TRACE_COMM_WORDS];
 	__u32 tgid;
 
@@ -107,10 +109,6 @@ static __always_inline bool excluded(__u64 *pid_tgid)
 		tgid = *pid_tgid >> 32;
 		if (!tgid)
 			return true;
-	} else if (have_task_btf) {
-		task = bpf_get_current_task_btf();
-		tgid = task->tgid;
-		*pid_tgid = (__u64)tgid << 32 | (__u32)task->pid;
 	} else {
 		*pid_tgid = bpf_get_current_pid_tgid();
 		tgid = *pid_tgid >> 32;
@@ -225,8 +223,20 @@ static __always_inline bool polls(__u8 sys)
  */
 static __always_inline void sched_counts(__u64 *nvcsw, __u64 *run_delay)
 {
-	struct task_struct *task = (void *)bpf_get_current_task();
+	struct task_struct *task;
 
+	/*
+	 * Busy polling reads these at every entry and exit: with task BTF,
+	 * as two loads rather than two bpf_probe_read_kernel() calls.
+	 */
+	if (have_task_btf) {
+		task = bpf_get_current_task_btf();
+		*nvcsw = task->nvcsw;
+		*run_delay = bpf_core_field_exists(task->sched_info.run_delay) ?
+			     task->sched_info.run_delay : 0;
+		return;
+	}
+	task = (void *)bpf_get_current_task();
 	*nvcsw = BPF_CORE_READ(task, nvcsw);
 	*run_delay = bpf_core_field_exists(task->sched_info.run_delay) ?
 		     BPF_CORE_READ(task, sched_info.run_delay) : 0;
@@ -261,7 +271,7 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	if (sys == TRACE_SYS_NONE || excluded(&pid_tgid))
 		return 0;
 	tid = (__u32)pid_tgid;
-	sp = regs ? PT_REGS_SP(regs) : 0;
+	sp = regs ? sys_user_sp(regs) : 0;
 	stp = start_of(tid, false);
 	if (stp)
 		cp = current_call(stp);
@@ -271,25 +281,25 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	case TRACE_SYS_RESTART:		/* of a call not traced */
 		goto untimed;
 	case TRACE_SYS_FUTEX_WAIT:
-		if (!futex_waits(PT_REGS_PARM2_SYSCALL(regs)))
+		if (!futex_waits(sys_arg2(regs)))
 			goto untimed;
 		break;
 	case TRACE_SYS_READ:
 	case TRACE_SYS_WRITE:
 	case TRACE_SYS_READV:
 	case TRACE_SYS_WRITEV:
-		fd = PT_REGS_PARM1_SYSCALL(regs);
+		fd = sys_arg1(regs);
 		if (!is_socket(fd_file(fd)))
 			goto untimed;
 		break;
 	case TRACE_SYS_IOCTL:
-		fd = PT_REGS_PARM1_SYSCALL(regs);
+		fd = sys_arg1(regs);
 		dev = ioctl_dev(fd_file(fd));
 		break;
 	case TRACE_SYS_SENDMMSG:
 	case TRACE_SYS_RECVMMSG:
-		msgvec = PT_REGS_PARM2_SYSCALL(regs);
-		fd = PT_REGS_PARM1_SYSCALL(regs);
+		msgvec = sys_arg2(regs);
+		fd = sys_arg1(regs);
 		break;
 	case TRACE_SYS_SENDTO:
 	case TRACE_SYS_RECVFROM:
@@ -298,7 +308,7 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	case TRACE_SYS_EPOLL_WAIT:
 	case TRACE_SYS_EPOLL_PWAIT:
 	case TRACE_SYS_EPOLL_PWAIT2:
-		fd = PT_REGS_PARM1_SYSCALL(regs);
+		fd = sys_arg1(regs);
 		break;
 	}
 	if (!stp)
@@ -492,10 +502,11 @@ static __always_inline int on_exit(__u8 sys, long ret)
 {
 	struct trace_outlier *e;
 	struct trace_key key = {};
-	struct trace_call *cp, st;
+	struct trace_call *cp;
 	struct trace_start *stp;
 	struct outlier_span span;
 	__u64 pid_tgid, lat, bytes, now;
+	__s32 fd;
 	__u32 tid;
 
 	/*
@@ -514,21 +525,26 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	if (!cp)
 		return 0;
 	now = bpf_ktime_get_ns();
-	st = *cp;
-	lat = now - st.ts;
+	lat = now - cp->ts;
 
-	bytes = bytes_of(&st, ret);
+	/*
+	 * The call is read in place, not copied (88 bytes, every traced
+	 * call): pop_call() only clears its start, and nothing else runs on
+	 * this thread's storage until this program returns.
+	 */
+	bytes = bytes_of(cp, ret);
 	key.tgid = pid_tgid >> 32;
-	key.sys = st.sys;
-	key.outcome = outcome_of(st.sys, ret);
-	key.dev = st.dev;
+	key.sys = cp->sys;
+	key.outcome = outcome_of(cp->sys, ret);
+	key.dev = cp->dev;
 	add_to_hist(&key, lat, bytes);
-	if (st.msg_sk && ret > 0)
-		msg_record(&st, key.tgid, tid,
-			   st.sys == TRACE_SYS_SENDMMSG || st.sys == TRACE_SYS_RECVMMSG ? 0 : bytes,
+	if (cp->msg_sk && ret > 0)
+		msg_record(cp, key.tgid, tid,
+			   key.sys == TRACE_SYS_SENDMMSG || key.sys == TRACE_SYS_RECVMMSG ? 0 : bytes,
 			   now);
 
 	span = spin_step(stp, cp, key.outcome, now);
+	fd = cp->fd;
 	pop_call(tid, stp);
 	if (now - span.begin < threshold_ns)
 		return 0;
@@ -546,35 +562,16 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	e->ret = ret;
 	e->pid = key.tgid;
 	e->tid = tid;
-	e->fd = st.fd;
+	e->fd = fd;
 	e->cpu = span.cpu;
 	e->end_cpu = bpf_get_smp_processor_id();
-	e->sys = st.sys;
+	e->sys = key.sys;
 	e->outcome = key.outcome;
-	e->dev = st.dev;
+	e->dev = key.dev;
 	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return 0;
-}
-
-/*
- * Whether the current syscall came through the 32-bit entry (a 32-bit
- * process, or int $0x80): its number is an ia32 one, which names another
- * call than the same x86_64 number (45 is brk there, recvfrom here). Such
- * calls are not traced; the fentry programs never see them, as they go
- * through the __ia32_sys_ wrappers.
- */
-static __always_inline bool compat_syscall(void)
-{
-	struct task_struct *task;
-
-	if (!bpf_core_field_exists(struct task_struct, thread_info.status))
-		return false;
-	if (have_task_btf)
-		return bpf_get_current_task_btf()->thread_info.status & TS_COMPAT;
-	task = (void *)bpf_get_current_task();
-	return BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
 }
 
 /* The fallback: every syscall, classified by number. */
@@ -582,7 +579,7 @@ static __always_inline __u8 tp_class_of(long nr)
 {
 	__u8 sys = class_of(nr);
 
-	return sys && !compat_syscall() ? sys : TRACE_SYS_NONE;
+	return sys && !compat_syscall(have_task_btf) ? sys : TRACE_SYS_NONE;
 }
 
 SEC("tp_btf/sys_enter")
@@ -594,7 +591,7 @@ int BPF_PROG(tp_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(tp_sys_exit, struct pt_regs *regs, long ret)
 {
-	return on_exit(tp_class_of(regs->orig_ax), ret);
+	return on_exit(tp_class_of(sys_nr_at_exit(regs)), ret);
 }
 
 /*

@@ -15,7 +15,6 @@
 #define ERESTARTNOINTR		513
 #define ERESTARTNOHAND		514
 #define ERESTART_RESTARTBLOCK	516
-#define TS_COMPAT	0x0002	/* x86 thread_info.status: 32-bit syscall */
 #define S_IFMT		00170000
 #define S_IFSOCK	0140000
 

@@ -88,6 +88,10 @@ traced=$(median "$TMP/traced" 1)
 messages=$(median "$TMP/messages" 1)
 echo "# CPU ns per round (medians): untraced $plain, traced $traced, traced with message records $messages"
 echo "BENCH trace.pairs_overhead_vs_plain $(echo "scale=3; $messages / $traced" | bc)"
+# The spread: each run's ratio, from that run's two traced ping-pongs
+# (column 1 of each file: CPU ns per round).
+paste -d' ' "$TMP/messages" "$TMP/traced" | awk '{ print $1 / $3 }' | sort -g |
+	awk '{ v[NR] = $1 } END { printf "# trace.pairs_overhead_vs_plain: run by run, min %.3f, max %.3f over %d runs\n", v[1], v[NR], NR }'
 echo "BENCH trace.pairs_overhead_vs_untraced $(echo "scale=3; $messages / $plain" | bc)"
 echo "BENCH trace.pairs_elapsed_vs_plain $(echo "scale=3; $(median "$TMP/messages" 2) / $(median "$TMP/traced" 2)" | bc)"
 awk '{ r += $1; l += $2 } END { printf "BENCH trace.pairs_records_lost_share %.3f\n", r + l ? l / (r + l) : 0 }' "$TMP/records"
