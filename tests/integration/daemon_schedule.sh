@@ -17,7 +17,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-LCLKCTL=$PWD/build/lclkctl
+LCLKCTL=${LCLKCTL:-$PWD/build/lclkctl}
 SHIM=$PWD/build/tests/shim/fake_lclk.so
 NTP_TAG=ds$$
 . tests/integration/ntp_lib.sh

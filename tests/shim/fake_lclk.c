@@ -9,9 +9,10 @@
  *   GET_TIME   logical = CLOCK_MONOTONIC + LCLK_FAKE_OFFSET_NS (default
  *              1e9), bound 1234 ns, SYNCED
  *   GET_MODEL  the same line: offset, bound0 1234, synced now, no drift
- *   SET_MODEL  with LCLK_FAKE_STEER set: offset, rate, correction, bound,
+ *   SET_MODEL  with LCLK_FAKE_STEER set: the clock starts UNSYNCED, as a
+ *              module just loaded; offset, rate, correction, bound,
  *              holdover, drift and leap are taken as the module takes them,
- *              and GET_TIME/GET_MODEL follow the model from then on; the
+ *              and GET_TIME/GET_MODEL follow the model from then on. The
  *              clock's own oscillator is LCLK_FAKE_DRIFT_PPB off (default
  *              0), so a daemon steering it has a frequency to learn. The
  *              model is this process's alone (a daemon's, under test).
@@ -119,9 +120,8 @@ static void fm_anchor(long long t)
 		fm.t0 = t;
 		fm.offset = offset_ns();
 		fm.bound0 = FAKE_BOUND_NS;
-		fm.last_update = t;
 		fm.holdover = 1LL << 62;
-		fm.status = LCLK_STATUS_SYNCED;
+		fm.status = LCLK_STATUS_UNSYNCED;
 		return;
 	}
 	if (fm.corr_end && fm.corr_end <= t) {
@@ -191,7 +191,7 @@ static int fm_set(const struct lclk_set_model *s)
 
 static int steered(void)
 {
-	return getenv("LCLK_FAKE_STEER") != NULL;
+	return !!getenv("LCLK_FAKE_STEER");
 }
 
 static int fake_ioctl(unsigned long request, void *arg)
@@ -225,6 +225,11 @@ static int fake_ioctl(unsigned long request, void *arg)
 		i->caps = LCLK_CAP_MMAP;
 		i->phc_index = -1;
 		i->mmap_size = 4096;
+		/* What a daemon may steer it by: the module's defaults. */
+		if (steered()) {
+			i->max_rate_ppt = LCLK_MAX_RATE_PPT;
+			i->max_drift_ppb = 50000;
+		}
 		return 0;
 	}
 	case LCLK_IOC_GET_TIME: {
