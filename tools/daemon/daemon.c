@@ -12,7 +12,6 @@
 #include "lib/cli.h"
 #include "lib/device.h"
 #include "lib/units.h"
-#include "ntp/ntp_policy.h"
 #include "sync/leap.h"
 #include "sync/select.h"
 #include "sync/sync_policy.h"
