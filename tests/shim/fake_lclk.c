@@ -9,6 +9,13 @@
  *   GET_TIME   logical = CLOCK_MONOTONIC + LCLK_FAKE_OFFSET_NS (default
  *              1e9), bound 1234 ns, SYNCED
  *   GET_MODEL  the same line: offset, bound0 1234, synced now, no drift
+ *   SET_MODEL  with LCLK_FAKE_STEER set: the clock starts UNSYNCED, as a
+ *              module just loaded; offset, rate, correction, bound,
+ *              holdover, drift and leap are taken as the module takes them,
+ *              and GET_TIME/GET_MODEL follow the model from then on. The
+ *              clock's own oscillator is LCLK_FAKE_DRIFT_PPB off (default
+ *              0), so a daemon steering it has a frequency to learn. The
+ *              model is this process's alone (a daemon's, under test).
  *
  * and mapping it does what the module does in such a namespace
  * (LCLK_FAKE_PAGE):
@@ -27,6 +34,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +45,7 @@
 #include <unistd.h>
 
 #include "uapi/linux/lclk.h"
+#include "lclk.h"
 
 #define FAKE_BOUND_NS	1234
 
@@ -72,8 +81,141 @@ static long long monotonic_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * The steered model (LCLK_FAKE_STEER): logical(t) = t + offset + (t - t0) x
+ * (rate + corr + the oscillator's drift), corr until corr_end. Runner
+ * threads read it while the daemon's loop sets it.
+ */
+static struct {
+	pthread_mutex_t lock;
+	int init;
+	long long t0, offset, rate_ppt, corr_ppt, corr_end, bound0, last_update;
+	long long holdover;
+	unsigned int max_drift_ppb, status, model_flags, leap;
+	int tai_offset_s;
+} fm = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static long long drift_ppt(void)
+{
+	const char *s = getenv("LCLK_FAKE_DRIFT_PPB");
+
+	return s ? atoll(s) * 1000 : 0;
+}
+
+static long long fm_rate(void)
+{
+	return fm.rate_ppt + fm.corr_ppt + drift_ppt();
+}
+
+static long long fm_logical(long long t)
+{
+	return lclk_logical(t, fm.t0, fm.offset, lclk_ppt_to_mult(fm_rate()));
+}
+
+/* Move the anchor to t (the lock held), ending a correction due by then. */
+static void fm_anchor(long long t)
+{
+	if (!fm.init) {
+		fm.init = 1;
+		fm.t0 = t;
+		fm.offset = offset_ns();
+		fm.bound0 = FAKE_BOUND_NS;
+		fm.holdover = 1LL << 62;
+		fm.status = LCLK_STATUS_UNSYNCED;
+		return;
+	}
+	if (fm.corr_end && fm.corr_end <= t) {
+		fm.offset = fm_logical(fm.corr_end) - fm.corr_end;
+		fm.t0 = fm.corr_end;
+		fm.corr_ppt = 0;
+		fm.corr_end = 0;
+	}
+	fm.offset = fm_logical(t) - t;
+	fm.t0 = t;
+}
+
+static void fm_get(struct lclk_params *m)
+{
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_lock(&fm.lock);
+	fm_anchor(monotonic_ns());
+	m->t0_ns = fm.t0;
+	m->offset_ns = fm.offset;
+	m->rate_ppt = fm_rate();
+	m->rate_mult = lclk_ppt_to_mult(m->rate_ppt);
+	m->bound0_ns = fm.bound0;
+	m->last_update_ns = fm.last_update;
+	m->holdover_ns = fm.holdover;
+	m->max_drift_ppb = fm.max_drift_ppb;
+	m->drift_mult = fm.max_drift_ppb ? lclk_ppb_to_mult(fm.max_drift_ppb) : 0;
+	m->status = fm.status;
+	m->model_flags = fm.model_flags;
+	m->tai_offset_s = (__s16)fm.tai_offset_s;
+	m->leap = (__u8)fm.leap;
+	pthread_mutex_unlock(&fm.lock);
+}
+
+static int fm_set(const struct lclk_set_model *s)
+{
+	long long now = monotonic_ns(), t0 = s->t0_ns ? s->t0_ns : now;
+
+	pthread_mutex_lock(&fm.lock);
+	fm_anchor(now);
+	if (s->modes & LCLK_SET_RATE) {
+		fm.rate_ppt = s->rate_ppt;
+		fm.corr_ppt = s->modes & LCLK_SET_CORRECTION ? s->corr_ppt : 0;
+		fm.corr_end = fm.corr_ppt ? now + s->corr_ns : 0;
+	}
+	if (s->modes & LCLK_SET_OFFSET) {
+		fm.offset = s->offset_ns + lclk_scale(now - t0, lclk_ppt_to_mult(fm_rate()));
+		fm.t0 = now;
+	}
+	if (s->modes & LCLK_SET_BOUND) {
+		fm.bound0 = s->bound_ns;
+		fm.last_update = t0;
+		fm.status = LCLK_STATUS_SYNCED;
+	}
+	if (s->modes & LCLK_SET_HOLDOVER)
+		fm.holdover = s->holdover_ns;
+	if (s->modes & LCLK_SET_MAX_DRIFT)
+		fm.max_drift_ppb = s->max_drift_ppb;
+	if (s->modes & LCLK_SET_FLAGS)
+		fm.model_flags = s->model_flags;
+	if (s->modes & LCLK_SET_LEAP) {
+		fm.leap = s->leap;
+		fm.tai_offset_s = s->tai_offset_s;
+	}
+	pthread_mutex_unlock(&fm.lock);
+	return 0;
+}
+
+static int steered(void)
+{
+	return !!getenv("LCLK_FAKE_STEER");
+}
+
 static int fake_ioctl(unsigned long request, void *arg)
 {
+	if (steered() && request == LCLK_IOC_GET_TIME) {
+		struct lclk_time *t = arg;
+		struct lclk_params m;
+		struct lclk_now n;
+
+		fm_get(&m);
+		lclk_eval(&m, NULL, monotonic_ns(), -1, &n);
+		t->base_ns = n.base_ns;
+		t->logical_ns = n.time_ns;
+		t->bound_ns = n.bound_ns;
+		t->status = n.status;
+		t->cpu = 0;
+		return 0;
+	}
+	if (steered() && request == LCLK_IOC_GET_MODEL) {
+		fm_get(arg);
+		return 0;
+	}
+	if (steered() && request == LCLK_IOC_SET_MODEL)
+		return fm_set(arg);
 	switch (request) {
 	case LCLK_IOC_INFO: {
 		struct lclk_info *i = arg;
@@ -83,6 +225,11 @@ static int fake_ioctl(unsigned long request, void *arg)
 		i->caps = LCLK_CAP_MMAP;
 		i->phc_index = -1;
 		i->mmap_size = 4096;
+		/* What a daemon may steer it by: the module's defaults. */
+		if (steered()) {
+			i->max_rate_ppt = LCLK_MAX_RATE_PPT;
+			i->max_drift_ppb = 50000;
+		}
 		return 0;
 	}
 	case LCLK_IOC_GET_TIME: {

@@ -12,15 +12,11 @@
 #include "lib/cli.h"
 #include "lib/device.h"
 #include "lib/units.h"
-#include "ntp/ntp_policy.h"
 #include "sync/leap.h"
 #include "sync/select.h"
 #include "sync/sync_policy.h"
 #include "daemon.h"
 #include "daemon_log.h"
-
-/* A cycle's results are awaited this long beyond the sources' own timeouts. */
-#define CYCLE_SLACK_NS	1000000000LL
 
 int64_t daemon_now_ns(void)
 {
@@ -70,54 +66,75 @@ static int apply_limits(struct daemon *d, int64_t freq_ppt)
 	return set_model(d, &set, "setting holdover and drift");
 }
 
-static void reset_sources(struct daemon *d)
+static void source_opts_of(const struct daemon_config *c, struct source_opts *opts)
 {
-	unsigned int i;
-
-	d->report.nsources = d->cfg.nsources;
-	d->report.selected = -1;
-	for (i = 0; i < d->cfg.nsources; i++) {
-		struct source_report *s = &d->report.sources[i];
-
-		memset(s, 0, sizeof(*s));
-		snprintf(s->url, sizeof(s->url), "%s", d->cfg.sources[i].url);
-		s->class = d->cfg.sources[i].class;
-		s->prefer = d->cfg.sources[i].prefer;
-	}
+	memset(opts, 0, sizeof(*opts));
+	opts->samples = c->samples;
+	opts->first_samples = DAEMON_FIRST_SAMPLES;
+	opts->interval_ns = c->sample_interval_ns;
+	opts->timeout_ns = c->timeout_ns;
+	opts->verbose = c->log_level >= LOG_DEBUG;
 }
 
-static int start_runners(struct daemon *d)
+/*
+ * The sources of d->cfg: those of old[] (n of them, paused) whose URL and
+ * options are unchanged are kept, with their schedule and protocol state,
+ * and resumed; the others are stopped, and new ones started. old may be
+ * d->src itself. Returns 0, or -1 when a source's thread could not start.
+ */
+static int take_sources(struct daemon *d, struct daemon_source **old, unsigned int n)
 {
-	struct source_opts opts = {
-		.samples = d->cfg.samples,
-		.first_samples = DAEMON_FIRST_SAMPLES,
-		.interval_ns = d->cfg.sample_interval_ns,
-		.timeout_ns = d->cfg.timeout_ns,
-		.verbose = d->cfg.log_level >= LOG_DEBUG,
-	};
-	unsigned int i;
-	int err;
+	struct daemon_source *kept[CONFIG_MAX_SOURCES] = { NULL };
+	struct source_opts opts;
+	int64_t now = daemon_now_ns();
+	unsigned int i, j;
+	int err, ret = 0;
 
-	for (i = 0; i < d->cfg.nsources; i++) {
-		err = runner_start(&d->runners[i], d->cfg.sources[i].url, &opts, &d->tc, d->wake[1]);
-		if (err) {
-			log_err("%s: cannot start its thread: %s", d->cfg.sources[i].url, strerror(-err));
+	source_opts_of(&d->cfg, &opts);
+	for (j = 0; j < d->cfg.nsources; j++) {
+		for (i = 0; i < n; i++) {
+			if (!old[i] || !dsrc_same(old[i], &d->cfg.sources[j], &opts))
+				continue;
+			kept[j] = old[i];
+			old[i] = NULL;
+			dsrc_retune(kept[j], &d->cfg.sources[j], &d->cfg);
 			break;
 		}
-		d->nrunners++;
 	}
-	reset_sources(d);
-	d->cycle_open = false;
-	d->next_poll_ns = daemon_now_ns();
-	return d->nrunners == d->cfg.nsources ? 0 : -1;
+	for (i = 0; i < n; i++)
+		if (old[i])
+			dsrc_stop(old[i]);
+	d->nsrc = 0;
+	for (j = 0; j < d->cfg.nsources; j++) {
+		struct daemon_source *s = kept[j];
+
+		if (s)
+			err = runner_resume(&s->runner);
+		else
+			s = dsrc_start(&d->cfg.sources[j], &opts, &d->cfg, &d->tc, d->wake[1],
+				       now, &err);
+		if (err) {
+			log_err("%s: cannot start its thread: %s", d->cfg.sources[j].url,
+				strerror(-err));
+			if (kept[j])
+				dsrc_stop(kept[j]);
+			ret = -1;
+			continue;
+		}
+		/* The configuration's sources stay those of d->src, index for index. */
+		d->cfg.sources[d->nsrc] = d->cfg.sources[j];
+		d->src[d->nsrc++] = s;
+	}
+	d->cfg.nsources = d->nsrc;
+	d->report.nsources = d->nsrc;
+	d->report.selected = -1;
+	return ret;
 }
 
-static void stop_runners(struct daemon *d)
+static void drain_wake(struct daemon *d)
 {
 	char buf[64];
 
-	while (d->nrunners)
-		runner_stop(&d->runners[--d->nrunners]);
 	while (read(d->wake[0], buf, sizeof(buf)) > 0)
 		;
 }
@@ -203,8 +220,6 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 		return EXIT_FAIL;
 	}
 	d->report.rate_ppt = d->report.freq_ppt = servo_freq(d->servo);
-	poll_sched_init(&d->sched, cfg->minpoll_ns, cfg->maxpoll_ns, cfg->fastpolls,
-			cfg->disturbance_ns);
 	log_notice("%s: %s, rate %lld ppt, %u sources, holdover %llds, drift %u ppb",
 		   cfg->device, lclk_status_name(model.status), (long long)model.rate_ppt,
 		   (unsigned int)cfg->nsources, (long long)(cfg->holdover_ns / 1000000000LL),
@@ -214,7 +229,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 
 int daemon_start(struct daemon *d)
 {
-	return start_runners(d) ? EXIT_FAIL : 0;
+	return take_sources(d, NULL, 0) ? EXIT_FAIL : 0;
 }
 
 /* The model now runs at rate_ppt, since now_ns. */
@@ -261,15 +276,20 @@ static void end_correction(struct daemon *d)
 
 void daemon_stop_sources(struct daemon *d)
 {
+	unsigned int i;
+
 	/* First: joining a runner waits out its burst. */
 	end_correction(d);
-	stop_runners(d);
+	for (i = 0; i < d->nsrc; i++)
+		runner_pause(&d->src[i]->runner);
 }
 
 void daemon_reload(struct daemon *d, const struct daemon_config *cfg)
 {
 	int64_t freq = servo_freq(d->servo);
 	char device[sizeof(d->cfg.device)];
+	struct daemon_source *old[CONFIG_MAX_SOURCES];
+	unsigned int nold = d->nsrc;
 	struct servo *s;
 
 	if (strcmp(cfg->device, d->cfg.device))
@@ -285,17 +305,17 @@ void daemon_reload(struct daemon *d, const struct daemon_config *cfg)
 		servo_destroy(d->servo);
 		d->servo = s;
 	}
-	poll_sched_init(&d->sched, cfg->minpoll_ns, cfg->maxpoll_ns, cfg->fastpolls,
-			cfg->disturbance_ns);
 	d->no_source = false;
-	start_runners(d);
-	log_notice("reloaded: %u sources", (unsigned int)cfg->nsources);
+	memcpy(old, d->src, sizeof(old[0]) * nold);
+	take_sources(d, old, nold);
+	log_notice("reloaded: %u sources", d->nsrc);
 }
 
 /* Closing the device ends a correction that runs (the module's doing). */
 void daemon_fini(struct daemon *d)
 {
-	stop_runners(d);
+	while (d->nsrc)
+		dsrc_stop(d->src[--d->nsrc]);
 	servo_destroy(d->servo);
 	if (d->wake[0] >= 0) {
 		close(d->wake[0]);
@@ -310,65 +330,60 @@ void daemon_fini(struct daemon *d)
 
 int64_t daemon_next_event(const struct daemon *d)
 {
-	int64_t t = d->cycle_open ? d->cycle_deadline_ns : d->next_poll_ns;
+	int64_t t = INT64_MAX, e;
+	unsigned int i;
 
+	for (i = 0; i < d->nsrc; i++) {
+		e = dsrc_next_event(d->src[i]);
+		if (e < t)
+			t = e;
+	}
 	if (d->correction_end_ns && d->correction_end_ns < t)
 		t = d->correction_end_ns;
 	return t;
 }
 
-static void start_cycle(struct daemon *d, int64_t now)
+/*
+ * Take the result of source s's poll (ret, m, why) at now. A source that
+ * held the poll back (-EAGAIN) made no poll: nothing is counted against
+ * it, and it is asked again when it will answer.
+ */
+static void record(struct daemon *d, struct daemon_source *s, const struct runner_result *res,
+		   int64_t now)
 {
-	int64_t spacing;
-	unsigned int i;
+	const struct measurement *m = &res->m;
 
-	for (i = 0; i < d->nrunners; i++) {
-		d->answered[i] = false;
-		if (runner_poll(&d->runners[i]))
-			continue;
-		/*
-		 * Still busy with an earlier poll (a PTP port waiting for a
-		 * master): it misses this one. Waiting for it would hold the
-		 * other sources' update back to the cycle's deadline.
-		 */
-		d->answered[i] = true;
-		d->results[i].ret = -EBUSY;
-		snprintf(d->results[i].err, sizeof(d->results[i].err),
-			 "still measuring for an earlier poll");
+	s->not_before_ns = res->not_before_ns;
+	if (res->ret == -EAGAIN) {
+		log_debug("%s: %s", s->cfg.url, res->err);
+		dsrc_schedule(s, now);
+		return;
 	}
-	d->cycle_open = true;
-	/* Left to the sources, the spacing is at most an NTP burst's to a public server. */
-	spacing = d->cfg.sample_interval_ns < 0 ? NTP_WAN_INTERVAL_NS : d->cfg.sample_interval_ns;
-	d->cycle_deadline_ns = now + (int64_t)d->cfg.samples *
-		(d->cfg.timeout_ns + spacing) + CYCLE_SLACK_NS;
-}
-
-/* Record one source's poll in the report; true if it measured. */
-static bool record(struct daemon *d, unsigned int i)
-{
-	struct source_report *s = &d->report.sources[i];
-	const struct runner_result *res = &d->results[i];
-	/* The poll's own reason: a poll not due leaves s->error as it was. */
-	const char *why = d->answered[i] ? res->err : "no answer within the poll";
-	bool ok = source_report_poll(s, d->answered[i] ? res->ret : -ETIMEDOUT, &res->m, why);
-
-	if (!ok) {
-		log_info("%s: %s", s->url, why);
-		return false;
+	if (!source_report_poll(&s->report, res->ret, m, res->err)) {
+		log_info("%s: %s", s->cfg.url, res->err);
+		s->valid = false;
+		poll_sched_failed(&s->sched);
+		dsrc_schedule(s, now);
+		return;
 	}
-	d->report.rejected += res->m.rejected;
-	log_debug("%s: offset %lld ns, delay %lld ns, bound %lld ns", s->url,
-		  (long long)s->offset_ns, (long long)s->delay_ns, (long long)s->bound_ns);
-	return true;
+	d->report.rejected += m->rejected;
+	log_debug("%s: offset %lld ns, delay %lld ns, bound %lld ns", s->cfg.url,
+		  (long long)m->offset_ns, (long long)m->delay_ns, (long long)m->bound_ns);
+	s->m = *m;
+	s->ref_minus_base_ns = target_from_base(&d->tc, m->base_ns) + m->offset_ns - m->base_ns;
+	s->valid = true;
+	s->fresh = true;
+	s->measured = true;
+	/* Scheduled once the update has set its poll (update()). */
 }
 
 /*
- * Source i measured, but its measurement cannot be used this cycle (why):
+ * Source i measured, but its measurement cannot be used (why):
  * it counts as a failed poll. Warned once per reason, as it recurs each poll.
  */
 static void unusable(struct daemon *d, unsigned int i, const char *why)
 {
-	struct source_report *s = &d->report.sources[i];
+	struct source_report *s = &d->src[i]->report;
 
 	if (strcmp(s->error, why))
 		log_warn("%s: %s", s->url, why);
@@ -387,15 +402,25 @@ static void lost_all(struct daemon *d, const char *why)
 	d->no_source = true;
 	d->report.selected = -1;
 	end_correction(d);
-	poll_sched_failed(&d->sched);
 }
 
-/* Step or slew to measurement m of source i, on a clock whose model is model. */
-static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
+/*
+ * Until source s's next sample: its own poll interval, or longer where the
+ * source holds its polls back (a public NTP server's 64 s floor).
+ */
+static int64_t until_next_sample(const struct daemon_source *s, int64_t now)
+{
+	int64_t t = s->sched.interval_ns;
+
+	return s->not_before_ns - now > t ? s->not_before_ns - now : t;
+}
+
+/* Step or slew to the new measurement m of source s, on a clock whose model is model. */
+static void steer(struct daemon *d, struct daemon_source *s, const struct measurement *m,
 		  const struct lclk_params *model, bool disturbed, int64_t now)
 {
 	struct lclk_set_model set = { .modes = LCLK_SET_RATE | LCLK_SET_BOUND | LCLK_SET_MAX_DRIFT };
-	int64_t growth = growth_since(d, m->base_ns);
+	int64_t growth = growth_since(d, m->base_ns), interval;
 	char a[UNITS_BUFSZ];
 	bool step;
 
@@ -404,7 +429,8 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 	if (disturbed || step)
 		/* The offset history no longer fits one line. */
 		servo_reset(d->servo, servo_freq(d->servo));
-	poll_sched_update(&d->sched, m->offset_ns, disturbed || step);
+	poll_sched_update(&s->sched, m->offset_ns, disturbed || step);
+	interval = until_next_sample(s, now);
 	set.t0_ns = m->base_ns;
 	if (step) {
 		set.modes |= LCLK_SET_OFFSET;
@@ -418,11 +444,10 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 		 * correction for one interval, whose end the module enforces:
 		 * a daemon that dies or hangs leaves no slew behind.
 		 */
-		set.corr_ppt = servo_sample(d->servo, m->offset_ns, m->base_ns,
-					    d->sched.interval_ns);
+		set.corr_ppt = servo_sample(d->servo, m->offset_ns, m->base_ns, interval);
 		set.rate_ppt = servo_freq(d->servo);
 		set.corr_ppt -= set.rate_ppt;
-		set.corr_ns = d->sched.interval_ns;
+		set.corr_ns = interval;
 		if (set.corr_ppt)
 			set.modes |= LCLK_SET_CORRECTION;
 	}
@@ -439,7 +464,7 @@ static void steer(struct daemon *d, unsigned int i, const struct measurement *m,
 		return;
 	if (step) {
 		d->report.steps++;
-		log_notice("%s: stepped by %s", d->report.sources[i].url,
+		log_notice("%s: stepped by %s", s->cfg.url,
 			   units_ns(a, sizeof(a), m->offset_ns));
 	}
 	d->updates++;
@@ -483,121 +508,186 @@ static void keep_leap(struct daemon *d, const struct measurement *c,
 		d->leap_at = at;
 }
 
-static void finish_cycle(struct daemon *d, int64_t now)
+/*
+ * The sources' latest measurements, on the clock as it is steered now
+ * (daemon_source.h): a fresh one as measured, an older one moved by what
+ * the clock was stepped or slewed by since. valid[i] says which are there.
+ */
+static unsigned int latest(const struct daemon *d, struct measurement *m, bool *valid)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < d->nsrc; i++) {
+		const struct daemon_source *s = d->src[i];
+
+		valid[i] = s->valid;
+		if (!valid[i])
+			continue;
+		m[i] = s->m;
+		if (!s->fresh)
+			m[i].offset_ns = s->ref_minus_base_ns -
+					 (target_from_base(&d->tc, s->m.base_ns) - s->m.base_ns);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * After new results: select over every source's latest measurement and,
+ * if the selected source's is new, give it to the servo. Sources keep
+ * their own polls: one that is not due is still there with its last
+ * measurement, aged.
+ */
+static void update(struct daemon *d, int64_t now)
 {
 	struct measurement m[CONFIG_MAX_SOURCES];
 	bool valid[CONFIG_MAX_SOURCES];
 	enum select_state st[CONFIG_MAX_SOURCES];
 	char why[CONFIG_MAX_SOURCES][SYNC_WHY_MAX];
-	unsigned int i, n = d->nrunners, nvalid = 0;
+	unsigned int i, n = d->nsrc;
 	int best, prev = d->report.selected, err;
 	struct lclk_params model;
 	struct measurement combined;
+	struct daemon_source *s, *steered = NULL;
 	struct lclk_now ln;
 	uint32_t drift;
 	bool disturbed;
 
-	d->cycle_open = false;
-	for (i = 0; i < n; i++) {
-		valid[i] = record(d, i);
-		if (valid[i]) {
-			m[i] = d->results[i].m;
-			nvalid++;
-		}
-	}
-	if (!nvalid) {
+	if (!latest(d, m, valid)) {
 		lost_all(d, "no source answered");
-		goto next;
+		goto done;
 	}
 	/*
-	 * Read each cycle: the timescale is the model's (lclkctl set --tai
+	 * Read each time: the timescale is the model's (lclkctl set --tai
 	 * may change it while the daemon runs), and steer() starts from it.
 	 */
 	if (device_ioctl(d->fd, LCLK_IOC_GET_MODEL, &model)) {
 		log_err("%s: reading the model failed", d->cfg.device);
-		goto next;
+		goto done;
 	}
 	drift = drift_at(d, servo_freq(d->servo));
 	best = sync_select(&d->cfg, model.model_flags & LCLK_MODEL_TAI, m, valid, why, n,
 			   drift, now, prev, st, &err, &combined);
 	for (i = 0; i < n; i++) {
-		if (why[i][0])
+		s = d->src[i];
+		/* Counted once, for the measurement that came: an older one was already. */
+		if (why[i][0] && s->fresh)
 			unusable(d, i, why[i]);
 		if (!valid[i])
 			continue;
 		if (err == -EDOM || st[i] == SELECT_FALSETICKER)
-			d->report.sources[i].state = SRC_FALSETICKER;
+			s->report.state = SRC_FALSETICKER;
 		else
-			d->report.sources[i].state = (int)i == best ? SRC_SELECTED : SRC_CANDIDATE;
+			s->report.state = (int)i == best ? SRC_SELECTED : SRC_CANDIDATE;
 	}
 	if (best < 0) {
 		lost_all(d, err == -EDOM ? "sources disagree, no majority" :
 			 err == -ENODATA ? "no source on the clock's timescale" :
 			 "no source survived selection");
-		goto next;
+		goto done;
 	}
+	s = d->src[best];
 	disturbed = d->no_source || (prev >= 0 && prev != best);
 	if (d->no_source && d->updates)
-		log_notice("%s: back, leaving holdover", d->report.sources[best].url);
+		log_notice("%s: back, leaving holdover", s->cfg.url);
 	else if (prev != best)
-		log_notice("%s: selected", d->report.sources[best].url);
+		log_notice("%s: selected", s->cfg.url);
 	d->no_source = false;
 	d->report.selected = best;
+	/* Its sample was given to the servo when it came. */
+	if (!s->fresh)
+		goto done;
 	/* A measurement from one side of the leap's step, applied on the other, is 1 s off. */
 	target_now(&d->tc, &ln);
 	if (leap_quiet(d->leap_at, ln.time_ns) ||
 	    leap_quiet(d->leap_at, target_from_base(&d->tc, m[best].base_ns))) {
 		log_info("leap second: no sync within %lld s of it", LEAP_QUIET_NS / 1000000000LL);
-		goto next;
+		goto done;
 	}
-	steer(d, best, &m[best], &model, disturbed, now);
+	steer(d, s, &m[best], &model, disturbed, now);
+	steered = s;
 	/* On the clock as steered: the day is the one it says now. */
 	target_now(&d->tc, &ln);
 	keep_leap(d, &combined, &model, ln.time_ns);
-next:
-	d->next_poll_ns = now + d->sched.interval_ns;
-	d->report.poll_ns = d->sched.interval_ns;
-}
-
-static bool all_answered(const struct daemon *d)
-{
-	unsigned int i;
-
-	for (i = 0; i < d->nrunners; i++)
-		if (!d->answered[i])
-			return false;
-	return true;
+done:
+	for (i = 0; i < n; i++) {
+		s = d->src[i];
+		if (!s->fresh)
+			continue;
+		/* steer() set the poll of the source it steered by. */
+		if (s != steered)
+			poll_sched_update(&s->sched, m[i].offset_ns, false);
+		s->fresh = false;
+		dsrc_schedule(s, now);
+	}
 }
 
 void daemon_run_due(struct daemon *d, int64_t now)
 {
+	struct runner_result res;
+	bool changed = false;
 	unsigned int i;
-	char buf[64];
+	int ret;
 
-	while (read(d->wake[0], buf, sizeof(buf)) > 0)
-		;
+	drain_wake(d);
 	if (d->correction_end_ns && now >= d->correction_end_ns)
 		end_correction(d);
-	if (!d->cycle_open && now >= d->next_poll_ns)
-		start_cycle(d, now);
-	if (!d->cycle_open)
-		return;
-	for (i = 0; i < d->nrunners; i++)
-		if (!d->answered[i] && runner_collect(&d->runners[i], &d->results[i]))
-			d->answered[i] = true;
-	if (all_answered(d) || now >= d->cycle_deadline_ns)
-		finish_cycle(d, daemon_now_ns());
+	for (i = 0; i < d->nsrc; i++) {
+		struct daemon_source *s = d->src[i];
+
+		/* Late or not: the measurement stays good, it is on the clock of its time. */
+		if (runner_collect(&s->runner, &res)) {
+			record(d, s, &res, now);
+			changed |= res.ret != -EAGAIN;
+		} else if (s->out && now >= s->deadline_ns) {
+			memset(&res, 0, sizeof(res));
+			res.ret = -ETIMEDOUT;
+			res.not_before_ns = s->not_before_ns;
+			snprintf(res.err, sizeof(res.err), "no answer within the poll");
+			record(d, s, &res, now);
+			changed = true;
+		}
+		ret = dsrc_poll(s, &d->cfg, now);
+		if (ret == -EBUSY) {
+			memset(&res, 0, sizeof(res));
+			res.ret = -EBUSY;
+			res.not_before_ns = s->not_before_ns;
+			snprintf(res.err, sizeof(res.err), "still measuring for an earlier poll");
+			record(d, s, &res, now);
+			changed = true;
+		}
+	}
+	if (changed)
+		update(d, daemon_now_ns());
+}
+
+/* The selected source's poll interval, or the shortest of all while none is. */
+static int64_t report_poll(const struct daemon *d)
+{
+	int64_t t = 0;
+	unsigned int i;
+
+	if (d->report.selected >= 0)
+		return d->src[d->report.selected]->sched.interval_ns;
+	for (i = 0; i < d->nsrc; i++)
+		if (!t || d->src[i]->sched.interval_ns < t)
+			t = d->src[i]->sched.interval_ns;
+	return t;
 }
 
 const struct daemon_report *daemon_report(struct daemon *d)
 {
 	struct lclk_now now;
+	unsigned int i;
 
 	target_now(&d->tc, &now);
 	d->report.now_ns = now.base_ns;
 	d->report.status = now.status;
 	d->report.bound_ns = now.bound_ns;
 	d->report.freq_ppt = servo_freq(d->servo);
-	d->report.poll_ns = d->sched.interval_ns;
+	d->report.poll_ns = report_poll(d);
+	d->report.nsources = d->nsrc;
+	for (i = 0; i < d->nsrc; i++)
+		d->report.sources[i] = d->src[i]->report;
 	return &d->report;
 }

@@ -2,10 +2,11 @@
 /*
  * Interface of tools/daemon/: other subsystems include this header.
  *
- * The daemon's synchronisation loop, apart from its I/O: polls the sources
- * (one thread each, source_runner.h), selects and picks one (select.h,
- * sync_policy.h), feeds its offset to the servo and writes rate and bound
- * to the module; holds over when no source is left. cmd_daemon.c drives it
+ * The daemon's synchronisation loop, apart from its I/O: polls each source
+ * on its own schedule (daemon_source.h, one thread each), selects and picks
+ * one over the sources' latest measurements (select.h, sync_policy.h),
+ * feeds the selected source's samples to the servo as they come and writes
+ * rate and bound to the module; holds over when no source is left. cmd_daemon.c drives it
  * from its event loop with daemon_next_event() and daemon_run_due().
  */
 #ifndef LCLK_DAEMON_H
@@ -15,11 +16,10 @@
 #include <stdint.h>
 
 #include "lib/clock.h"
-#include "sync/poll_sched.h"
 #include "sync/servo.h"
-#include "sync/source_runner.h"
 #include "daemon_config.h"
 #include "daemon_report.h"
+#include "daemon_source.h"
 
 struct daemon {
 	struct daemon_config cfg;
@@ -30,18 +30,12 @@ struct daemon {
 	uint32_t drift_ppb;		/* the oscillator's: configured or the module's */
 	int64_t max_rate_ppt;		/* min(maxslew, the module's limit) */
 	struct servo *servo;
-	struct poll_sched sched;
 
-	struct source_runner runners[CONFIG_MAX_SOURCES];
-	unsigned int nrunners;
+	/* Each with its own poll schedule (daemon_source.h). */
+	struct daemon_source *src[CONFIG_MAX_SOURCES];
+	unsigned int nsrc;
 	int wake[2];			/* runners write, the loop reads */
 
-	bool cycle_open;		/* polls out, results awaited */
-	int64_t cycle_deadline_ns;
-	bool answered[CONFIG_MAX_SOURCES];
-	struct runner_result results[CONFIG_MAX_SOURCES];
-
-	int64_t next_poll_ns;
 	int64_t correction_end_ns;	/* 0: the rate is the frequency alone */
 	int64_t rate_before_ppt;	/* the clock's rate before its last change */
 	int64_t rate_changed_ns;	/* when that change was made */

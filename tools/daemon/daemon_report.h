@@ -48,7 +48,7 @@ struct daemon_report {
 	int64_t rate_ppt;		/* rate set now */
 	int64_t freq_ppt;		/* the servo's frequency estimate */
 	int64_t bound_ns;		/* bound now, LCLK_BOUND_UNKNOWN unsynced */
-	int64_t poll_ns;		/* current poll interval */
+	int64_t poll_ns;		/* the selected source's poll interval, else the shortest */
 	int64_t last_update_ns;		/* 0 if never */
 	uint64_t updates, steps, rejected;
 	int selected;			/* index into sources, -1 none */

@@ -347,10 +347,19 @@ static int ntp_measure(struct source *src, const struct target_clock *tc,
 	return ret;
 }
 
+/* A public server's 64 s floor, or a KoD RATE's longer spacing. */
+static int64_t ntp_next_due(const struct source *src)
+{
+	const struct ntp_source *ns = src->priv;
+
+	return ns->next_burst_ns;
+}
+
 const struct source_ops ntp_source_ops = {
 	.scheme = "ntp",
 	.sep = "://",
 	.open = ntp_open,
 	.measure = ntp_measure,
+	.next_due = ntp_next_due,
 	.close = ntp_close,
 };

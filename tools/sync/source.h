@@ -70,6 +70,12 @@ struct source_ops {
 	 * deadline_ns. Returns 0, or -errno when it cannot.
 	 */
 	int (*idle)(struct source *src, int64_t deadline_ns);
+	/*
+	 * Optional: CLOCK_MONOTONIC before which measure would only return
+	 * -EAGAIN (0: any time), so that a poll is scheduled when the
+	 * source will take it, not counted against it before.
+	 */
+	int64_t (*next_due)(const struct source *src);
 	void (*close)(struct source *src);
 	/*
 	 * Optional: the capabilities (a mask of 1ULL << CAP_*) that opening

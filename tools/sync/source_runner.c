@@ -18,6 +18,8 @@ static void measure(struct source_runner *r, struct runner_result *res)
 	}
 	r->idle_failed = false;
 	res->ret = r->src.ops->measure(&r->src, r->tc, &res->m, res->err, sizeof(res->err));
+	if (r->src.ops->next_due)
+		res->not_before_ns = r->src.ops->next_due(&r->src);
 	if (res->ret && !res->err[0])
 		snprintf(res->err, sizeof(res->err), "%s", strerror(-res->ret));
 }
@@ -75,17 +77,11 @@ static void *runner_main(void *arg)
 	return NULL;
 }
 
-int runner_start(struct source_runner *r, const char *url,
-		 const struct source_opts *opts, const struct target_clock *tc,
-		 int wake_fd)
+int runner_resume(struct source_runner *r)
 {
 	int err;
 
-	memset(r, 0, sizeof(*r));
-	snprintf(r->url, sizeof(r->url), "%s", url);
-	r->opts = *opts;
-	r->tc = tc;
-	r->wake_fd = wake_fd;
+	r->quit = false;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	err = pthread_create(&r->thread, NULL, runner_main, r);
@@ -94,7 +90,20 @@ int runner_start(struct source_runner *r, const char *url,
 		pthread_mutex_destroy(&r->lock);
 		return -err;
 	}
+	r->running = true;
 	return 0;
+}
+
+int runner_start(struct source_runner *r, const char *url,
+		 const struct source_opts *opts, const struct target_clock *tc,
+		 int wake_fd)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->url, sizeof(r->url), "%s", url);
+	r->opts = *opts;
+	r->tc = tc;
+	r->wake_fd = wake_fd;
+	return runner_resume(r);
 }
 
 bool runner_poll(struct source_runner *r)
@@ -131,16 +140,24 @@ bool runner_collect(struct source_runner *r, struct runner_result *out)
 	return done;
 }
 
-void runner_stop(struct source_runner *r)
+void runner_pause(struct source_runner *r)
 {
+	if (!r->running)
+		return;
 	pthread_mutex_lock(&r->lock);
 	r->quit = true;
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	pthread_join(r->thread, NULL);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	r->running = false;
+}
+
+void runner_stop(struct source_runner *r)
+{
+	runner_pause(r);
 	if (r->open)
 		source_close(&r->src);
 	r->open = false;
-	pthread_cond_destroy(&r->cond);
-	pthread_mutex_destroy(&r->lock);
 }

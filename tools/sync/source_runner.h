@@ -8,7 +8,10 @@
  * the thread opens the source if it is not open yet (an interface may come
  * up later), measures, stores the result and writes a byte to wake_fd.
  * Between polls it runs the source's idle op, if it has one, in slices of
- * RUNNER_IDLE_NS: a poll waits for the end of the slice.
+ * RUNNER_IDLE_NS: a poll waits for the end of the slice. A paused runner
+ * has no thread but keeps its source open, with the protocol state the
+ * source keeps (an NTP server's spacing, a Kiss-o'-Death): a reload
+ * pauses them all and resumes those whose configuration is unchanged.
  */
 #ifndef LCLK_SOURCE_RUNNER_H
 #define LCLK_SOURCE_RUNNER_H
@@ -25,6 +28,7 @@ struct runner_result {
 	int ret;			/* 0 or -errno of open/measure */
 	struct measurement m;		/* when ret == 0 */
 	char err[128];			/* when ret != 0 */
+	int64_t not_before_ns;		/* the source takes no poll before (next_due) */
 };
 
 struct source_runner {
@@ -37,6 +41,7 @@ struct source_runner {
 	/* the thread's own: */
 	struct source src;
 	bool open;
+	bool running;			/* the thread exists */
 	bool idle_failed;		/* until the next measurement */
 	char url[256];
 	struct source_opts opts;
@@ -57,5 +62,12 @@ bool runner_poll(struct source_runner *r);
 bool runner_collect(struct source_runner *r, struct runner_result *out);
 /* Stop the thread, waiting for a measurement in progress, and close. */
 void runner_stop(struct source_runner *r);
+/*
+ * End the thread, waiting for a measurement in progress, but keep the
+ * source open and a result not yet collected; runner_resume() starts a
+ * new thread on them. 0 or -errno.
+ */
+void runner_pause(struct source_runner *r);
+int runner_resume(struct source_runner *r);
 
 #endif /* LCLK_SOURCE_RUNNER_H */

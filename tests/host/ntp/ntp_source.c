@@ -2,7 +2,8 @@
 /*
  * The ntp:// source against a scripted server on loopback, in this
  * process: how many requests a burst sends and what a Kiss-o'-Death or an
- * ICMP error does to it. The system clock is the target (no module).
+ * ICMP error does to it, and what its runner thread keeps across a pause
+ * (a reload). The system clock is the target (no module).
  */
 /* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -22,6 +23,7 @@
 #include "kselftest_harness.h"
 #include "ntp/ntp_packet.h"
 #include "sync/source.h"
+#include "sync/source_runner.h"
 
 /*
  * What the server answers to its Nth request (the last one repeats).
@@ -299,6 +301,71 @@ TEST_F(ntp, a_closed_port_is_reported)
 	ret = self->src.ops->measure(&self->src, &self->tc, &m, self->err, sizeof(self->err));
 	EXPECT_EQ(-ECONNREFUSED, ret);
 	EXPECT_NE(NULL, strstr(self->err, "port unreachable")) TH_LOG("%s", self->err);
+}
+
+/*
+ * The source says when it will take the next poll (next_due), so the
+ * daemon schedules it then instead of counting -EAGAIN against it.
+ */
+TEST_F(ntp, next_due_is_when_the_source_takes_a_poll)
+{
+	static const enum answer script[] = { GOOD, RATE, GOOD };
+	struct measurement m;
+	int64_t t0 = (int64_t)(mono_s() * 1e9);
+
+	ASSERT_EQ(0, open_source(_metadata, self, script, 3));
+	ASSERT_NE(NULL, self->src.ops->next_due);
+	/* A private server, not slowed down: any time. */
+	EXPECT_LE(self->src.ops->next_due(&self->src), t0);
+	self->src.ops->measure(&self->src, &self->tc, &m, self->err, sizeof(self->err));
+	/* KoD RATE: 64 s from the burst's start. */
+	EXPECT_GE(self->src.ops->next_due(&self->src), t0 + 63000000000LL);
+	EXPECT_LE(self->src.ops->next_due(&self->src), t0 + 66000000000LL);
+}
+
+/* One poll of runner r: its result, within 5 s. */
+static bool poll_runner(struct source_runner *r, int wake_fd, struct runner_result *res)
+{
+	struct pollfd p = { .fd = wake_fd, .events = POLLIN };
+	char buf[16];
+
+	if (!runner_poll(r) || poll(&p, 1, 5000) != 1)
+		return false;
+	if (read(wake_fd, buf, sizeof(buf)) < 0)
+		return false;
+	return runner_collect(r, res);
+}
+
+/*
+ * A reload pauses every runner and resumes those whose source did not
+ * change: the source stays open with what it learnt. A server that sent
+ * KoD RATE is not asked again within its 64 s; before, a reload closed
+ * every source and the next burst went out at once.
+ */
+TEST_F(ntp, a_paused_runner_keeps_its_source_state)
+{
+	static const enum answer script[] = { RATE, GOOD };
+	struct runner_result res;
+	struct source_runner r;
+	int wake[2];
+
+	ASSERT_EQ(0, pipe(wake));
+	ASSERT_EQ(0, server_start(&self->srv, script, 2));
+	snprintf(self->url, sizeof(self->url), "ntp://127.0.0.1:%u", self->srv.port);
+	ASSERT_EQ(0, runner_start(&r, self->url, &self->opts, &self->tc, wake[1]));
+	ASSERT_TRUE(poll_runner(&r, wake[0], &res));
+	EXPECT_NE(0, res.ret);
+	EXPECT_EQ(1, server_requests(&self->srv));
+	EXPECT_GT(res.not_before_ns, (int64_t)(mono_s() * 1e9) + 60000000000LL);
+
+	runner_pause(&r);
+	ASSERT_EQ(0, runner_resume(&r));
+	ASSERT_TRUE(poll_runner(&r, wake[0], &res));
+	EXPECT_EQ(-EAGAIN, res.ret) TH_LOG("%s", res.err);
+	EXPECT_EQ(1, server_requests(&self->srv));
+	runner_stop(&r);
+	close(wake[0]);
+	close(wake[1]);
 }
 
 /* Make /etc/hosts, in this test's own mount namespace, say only line. */

@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The daemon's poll schedule against a public-class NTP server (issue 32 §1):
+# a scripted server in one network namespace, on 198.51.100.1 (TEST-NET-2:
+# not a private address, so the client keeps a public server's 64 s floor
+# and 2 s burst spacing), the daemon in another, steering a file that
+# stands in for /dev/lclk0 (tests/shim/fake_lclk.so, LCLK_FAKE_STEER: the
+# host has no module). Each case failed before the daemon polled every
+# source on its own schedule:
+#   1. "not due yet" (the 64 s floor) is no lost source: with poll 1s and
+#      only a public server, no "holding over"/"back" after the first sync,
+#      and the second burst is no disturbance (no servo reset);
+#   2. the first poll waits for the whole iburst (4 exchanges, 2 s apart)
+#      even with "samples 1": synced within seconds, not after 64 s;
+#   3. SIGHUP keeps the state of unchanged sources: no new burst to a
+#      public server inside its 64 s, none ever to one that sent KoD DENY.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+LCLKCTL=${LCLKCTL:-$PWD/build/lclkctl}
+SHIM=$PWD/build/tests/shim/fake_lclk.so
+NTP_TAG=ds$$
+. tests/integration/ntp_lib.sh
+PUB_SRV=198.51.100.1
+PUB_CLI=198.51.100.2
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+lacks() { ! grep -qE "$1" "$2"; }
+at_most() { [ -n "$1" ] && [ "$1" -le "$2" ]; }
+
+echo "TAP version 13"
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+	echo "1..0 # SKIP needs root and iproute2 (network namespaces)"
+	exit 0
+fi
+if [ ! -x "$LCLKCTL" ] || [ ! -e "$SHIM" ]; then
+	echo "1..0 # SKIP build first (make tools tests)"
+	exit 0
+fi
+
+daemon_pid=
+cleanup() {
+	[ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+	ntp_cleanup
+}
+trap cleanup EXIT
+ntp_setup
+in_srv ip addr add "$PUB_SRV/24" dev "v$NTP_TAG"
+in_cli ip addr add "$PUB_CLI/24" dev "w$NTP_TAG"
+dir=$NTP_DIR
+: >"$dir/lclk0"
+mkdir -m 0700 "$dir/lock"
+
+# responder PORT KIND...: the scripted server on the public address.
+responder() {
+	local port=$1
+	shift
+	ip netns exec "$NTP_SRV" python3 tests/integration/ntp_responder.py "$PUB_SRV" "$port" "$@" &
+	NTP_PIDS+=($!)
+	for _ in $(seq 100); do
+		in_srv ss -Huln "sport = :$port" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_daemon CONFIG-LINES: the daemon in the client namespace, its log in
+# $dir/daemon.log; a 50 ppm oscillator error to learn.
+start_daemon() {
+	cat >"$dir/lclk.conf" <<-EOC
+	device $dir/lclk0
+	$1
+	control $dir/ctl.sock
+	metrics off
+	log debug
+	EOC
+	ip netns exec "$NTP_CLI" env LD_PRELOAD="$SHIM" LCLK_FAKE_PATH="$dir/lclk0" \
+		LCLK_FAKE_STEER=1 LCLK_FAKE_DRIFT_PPB=50000 LCLK_LOCK_DIR="$dir/lock" \
+		"$LCLKCTL" daemon -c "$dir/lclk.conf" 2>"$dir/daemon.log" &
+	daemon_pid=$!
+}
+
+stop_daemon() {
+	kill "$daemon_pid" 2>/dev/null
+	wait "$daemon_pid" 2>/dev/null
+	daemon_pid=
+}
+
+# The daemon's report (JSON), through its control socket.
+report() {
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"sources json\n")
+print(b"".join(iter(lambda: s.recv(65536), b"")).decode())' "$dir/ctl.sock" 2>/dev/null
+}
+updates() { report | grep -o '"updates":[0-9]*' | head -1 | cut -d: -f2; }
+# Seconds from the daemon's start until it made its first update, or "" .
+time_to_update() {
+	local t0=$SECONDS
+	for _ in $(seq 200); do
+		[ "$(updates)" -ge 1 ] 2>/dev/null && { echo $((SECONDS - t0)); return; }
+		sleep 0.5
+	done
+}
+
+# ---- 1 and 2: one public server, poll 1s, samples 1 --------------------------
+responder 11123 good || { echo "Bail out! no responder"; exit 1; }
+start_daemon "source ntp://$PUB_SRV:11123
+poll 1s 4s
+samples 1"
+took=$(time_to_update)
+check "2: the first poll waits out the iburst: synced after ${took:-never} s (<= 15)" \
+	at_most "$took" 15
+sleep 8
+in_first=$(srv_udp_in)
+check "1: not due yet is no lost source: no holdover after the first sync" \
+	lacks 'holding over|no source answered' "$dir/daemon.log"
+# The second burst comes at the floor, 64 s after the first began.
+sleep 62
+check "1: the second burst at the 64 s floor is used: $(updates) updates (>= 2)" \
+	[ "$(updates)" -ge 2 ]
+check "1: ... and is no disturbance: no 'back, leaving holdover'" \
+	lacks 'leaving holdover' "$dir/daemon.log"
+echo "# requests to the server: $in_first in the first 20 s, $(srv_udp_in) after 84 s"
+stop_daemon
+sed 's/^/# daemon: /' "$dir/daemon.log" | grep -vE 'offset [-0-9]+ ns' | head -n 30
+
+# ---- 3: SIGHUP keeps unchanged sources' protocol state -----------------------
+responder 11124 kod=DENY || { echo "Bail out! no responder"; exit 1; }
+start_daemon "source ntp://$PUB_SRV:11123
+source ntp://$PUB_SRV:11124
+poll 1s 4s
+samples 1"
+time_to_update >/dev/null
+sleep 3
+before=$(srv_udp_in)
+kill -HUP "$daemon_pid"
+sleep 8
+after=$(srv_udp_in)
+check "3: a reload sends no new burst (public floor, KoD DENY): $before requests before, $after 8 s after" \
+	[ "$before" = "$after" ]
+check "3: the daemon took the reload" grep -q 'reloaded' "$dir/daemon.log"
+stop_daemon
+[ "${LCLK_TEST_KEEP_LOG:-}" ] && cp "$dir/daemon.log" "$LCLK_TEST_KEEP_LOG"
+echo "1..$n"
