@@ -46,9 +46,10 @@ class Sdist(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         d = cls.tmp.name
-        # The checkout's python/ and include/, as they are in git (no build output).
+        # The checkout's python/, include/ and debian/ (the version is in its
+        # changelog), as they are in git (no build output).
         tree = os.path.join(d, "checkout")
-        for sub in ("python", "include"):
+        for sub in ("python", "include", "debian"):
             shutil.copytree(os.path.join(REPO, sub), os.path.join(tree, sub),
                             ignore=shutil.ignore_patterns("__pycache__", "*.egg-info",
                                                           "build", "dist"))
