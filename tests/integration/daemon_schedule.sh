@@ -54,18 +54,8 @@ dir=$NTP_DIR
 : >"$dir/lclk0"
 mkdir -m 0700 "$dir/lock"
 
-# responder PORT KIND...: the scripted server on the public address.
-responder() {
-	local port=$1
-	shift
-	ip netns exec "$NTP_SRV" python3 tests/integration/ntp_responder.py "$PUB_SRV" "$port" "$@" &
-	NTP_PIDS+=($!)
-	for _ in $(seq 100); do
-		in_srv ss -Huln "sport = :$port" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# The scripted server (ntp_start_responder) on the public address.
+NTP_RESPONDER_ADDR=$PUB_SRV
 
 # start_daemon CONFIG-LINES: the daemon in the client namespace, its log in
 # $dir/daemon.log; a 50 ppm oscillator error to learn.
@@ -108,7 +98,7 @@ time_to_update() {
 }
 
 # ---- 1 and 2: one public server, poll 1s, samples 1 --------------------------
-responder 11123 good || { echo "Bail out! no responder"; exit 1; }
+ntp_start_responder 11123 good || { echo "Bail out! no responder"; exit 1; }
 start_daemon "source ntp://$PUB_SRV:11123
 poll 1s 4s
 samples 1"
@@ -130,7 +120,7 @@ stop_daemon
 sed 's/^/# daemon: /' "$dir/daemon.log" | grep -vE 'offset [-0-9]+ ns' | head -n 30
 
 # ---- 3: SIGHUP keeps unchanged sources' protocol state -----------------------
-responder 11124 kod=DENY || { echo "Bail out! no responder"; exit 1; }
+ntp_start_responder 11124 kod=DENY || { echo "Bail out! no responder"; exit 1; }
 start_daemon "source ntp://$PUB_SRV:11123
 source ntp://$PUB_SRV:11124
 poll 1s 4s

@@ -100,13 +100,14 @@ EOC
 }
 
 # Start the test responder (tests/integration/ntp_responder.py) in the
-# server namespace: ntp_start_responder PORT KIND...
+# server namespace: ntp_start_responder PORT KIND..., on $NTP_RESPONDER_ADDR
+# (default $NTP_V4).
 ntp_start_responder() {
 	local port=$1
 	shift
 	# Not through in_srv: $! must be the responder itself (ip execs it).
 	ip netns exec "$NTP_SRV" python3 "$(dirname "${BASH_SOURCE[0]}")/ntp_responder.py" \
-		"$NTP_V4" "$port" "$@" &
+		"${NTP_RESPONDER_ADDR:-$NTP_V4}" "$port" "$@" &
 	NTP_PIDS+=($!)
 	for _ in $(seq 100); do
 		in_srv ss -Huln "sport = :$port" | grep -q . && return 0
