@@ -377,6 +377,19 @@ static void record(struct daemon *d, struct daemon_source *s, const struct runne
 	/* Scheduled once the update has set its poll (update()). */
 }
 
+/* A poll that produced no result: recorded as one that failed with err. */
+static void record_failed(struct daemon *d, struct daemon_source *s, int err,
+			  const char *why, int64_t now)
+{
+	struct runner_result res;
+
+	memset(&res, 0, sizeof(res));
+	res.ret = err;
+	res.not_before_ns = s->not_before_ns;
+	snprintf(res.err, sizeof(res.err), "%s", why);
+	record(d, s, &res, now);
+}
+
 /*
  * Source i measured, but its measurement cannot be used (why):
  * it counts as a failed poll. Warned once per reason, as it recurs each poll.
@@ -640,20 +653,12 @@ void daemon_run_due(struct daemon *d, int64_t now)
 			record(d, s, &res, now);
 			changed |= res.ret != -EAGAIN;
 		} else if (s->out && now >= s->deadline_ns) {
-			memset(&res, 0, sizeof(res));
-			res.ret = -ETIMEDOUT;
-			res.not_before_ns = s->not_before_ns;
-			snprintf(res.err, sizeof(res.err), "no answer within the poll");
-			record(d, s, &res, now);
+			record_failed(d, s, -ETIMEDOUT, "no answer within the poll", now);
 			changed = true;
 		}
 		ret = dsrc_poll(s, &d->cfg, now);
 		if (ret == -EBUSY) {
-			memset(&res, 0, sizeof(res));
-			res.ret = -EBUSY;
-			res.not_before_ns = s->not_before_ns;
-			snprintf(res.err, sizeof(res.err), "still measuring for an earlier poll");
-			record(d, s, &res, now);
+			record_failed(d, s, -EBUSY, "still measuring for an earlier poll", now);
 			changed = true;
 		}
 	}
