@@ -20,6 +20,9 @@
 #                                      of hosts 1-3)
 #   BENCH cluster.chronyd_bound_us     chronyd's maximum error on the same link
 #                                      (a client of host 0's serve)
+#   BENCH cluster.gloo_straggler_precision  the same share for the 4-rank
+#                                      torch DDP job over gloo, rank 3 slowed
+#                                      (tests/guest/cluster_gloo.sh; goal >= 0.95)
 #   BENCH perfetto.flows_lost          arrows of the synced MPI job's merged trace
 #                                      and of the gloo job's (tests/guest/
 #                                      cluster_gloo.sh, run after it) that
@@ -47,6 +50,8 @@ echo "BENCH cluster.straggler_precision $share"
 echo "BENCH cluster.false_violations $viol"
 echo "BENCH cluster.detected_lying_pairs $([ "$flagged" = - ] && echo 0 || echo "$flagged" | tr , '\n' | wc -l)"
 echo "BENCH cluster.lying_runs $(grep -ac '^BENCH_lying' "$LOG")"
+read -r _ gloo_share _ < <(grep -a '^BENCH_gloo ' "$LOG")
+[ -n "${gloo_share:-}" ] && echo "BENCH cluster.gloo_straggler_precision $gloo_share"
 # The honest case's pair lines: "#   hostA-hostB: [lo, hi] ns, width W ns, claim C ns, ...";
 # the medians of W and of C (plain awk and sort: mawk has no asort).
 pair_field() {
