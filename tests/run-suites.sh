@@ -143,6 +143,12 @@ userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|lclkctl_cli|daemo
 # kernel's functions (the kernel-level suite's trace tests do that too).
 abi_only_tests='^tests/guest/(daemon|lclkctl_cli|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
 ram_root_tests='^build/tests/guest/lclk_suspend$'
+# tests/guest/trace_counters.sh needs an interrupt between two instructions,
+# which TCG gives only under -icount (it says why): it runs alone in a VM of
+# its own, on one kernel (Debian 12's 6.1, switched to full preemption),
+# one vCPU, -icount shift=0. About 1 minute, most of it the boot.
+counters_test='^tests/guest/trace_counters\.sh$'
+counters_kernel=6.1
 
 # On the debug kernel, "make check" runs the tests that drive the module:
 # KASAN and lockdep are there for its code, and the whole suite under them
@@ -186,11 +192,13 @@ userspace_only() {
 	[ -n "${1// /}" ] && ! tr ' ' '\n' <<<"$1" | sed '/^$/d' | grep -qvE "$userspace_tests"
 }
 
-# vm_job NAME KERNEL SKIP TESTS [RAM_TEST]: the guest suite in a VM, or
-# RAM_TEST alone from a root in memory, into $logs/NAME.out.
+# vm_job NAME KERNEL SKIP TESTS [RAM_TEST [ICOUNT]]: the guest suite in a
+# VM, or RAM_TEST alone from a root in memory, into $logs/NAME.out; ICOUNT
+# non-empty: one vCPU whose clock counts instructions (-icount shift=0).
 vm_job() {
 	local name=$1 k=$2 start=$SECONDS module cmd=(tests/guest/run.sh) timeout=$vm_timeout
-	local kargs=()
+	local kargs=() smp=4 icount=${LCLK_VM_ICOUNT:-}
+	[ -z "${6:-}" ] || smp=1 icount=shift=0,sleep=on
 	module=${LCLK_MODULE:-build/kernels/$k/lclk.ko}
 	# KASAN and lockdep make every test slower, some (trace.sh) many times.
 	if [ "$k" = debug ]; then
@@ -203,8 +211,8 @@ vm_job() {
 	fi
 	# One short test: a hung resume should not hold up the run for long.
 	[ -z "${5:-}" ] || cmd=(tests/vm/ram-root.sh "$module" "$5") timeout=600
-	env LCLK_MODULE="$module" LCLK_GUEST_SKIP="$3" LCLK_GUEST_TESTS="$4" \
-		tests/vm/vm-run -k "$k" -s 4 -t "$timeout" "${kargs[@]}" -- "${cmd[@]}" \
+	env LCLK_MODULE="$module" LCLK_GUEST_SKIP="$3" LCLK_GUEST_TESTS="$4" LCLK_VM_ICOUNT="$icount" \
+		tests/vm/vm-run -k "$k" -s "$smp" -t "$timeout" "${kargs[@]}" -- "${cmd[@]}" \
 		>"$logs/$name.out" 2>&1
 	echo $? >"$logs/$name.rc"
 	echo "# $name: finished in $((SECONDS - start)) s"
@@ -226,14 +234,14 @@ vm_result() {
 
 suite_vm() {
 	local k t kernels_=() lclkctl_tests cluster_tests abi picked ram_tests chosen= names=()
-	local kernels=() skips=() tests=() ram=() i skip
+	local kernels=() skips=() tests=() ram=() icount=() i skip
 	read -ra kernels_ <<<"${LCLK_VM_KERNELS:-$(scripts/kernel-cache --list | tr '\n' ' ')}"
 	lclkctl_tests=$(printf '%s\n' tests/guest/*.sh | grep -E "$userspace_tests" | tr '\n' ' ')
 	cluster_tests=$(tr ' ' '\n' <<<"$lclkctl_tests" | grep -vE "$abi_only_tests" | paste -sd ' ')
 	abi=$(abi_kernel "${kernels_[@]}")
 	if [ -n "${LCLK_GUEST_TESTS:-}" ]; then
 		picked=$(tr ' ' '\n' <<<"$LCLK_GUEST_TESTS")
-		chosen=$(grep -vE "$ram_root_tests" <<<"$picked" | tr '\n' ' ')
+		chosen=$(grep -vE "$ram_root_tests|$counters_test" <<<"$picked" | tr '\n' ' ')
 	else
 		picked=$(printf '%s\n' build/tests/guest/*)
 	fi
@@ -241,7 +249,8 @@ suite_vm() {
 	# The longest VMs first, so that the short ones fill in at the end: the
 	# lclkctl-level one (about 22 min under TCG), the kernel-level ones (11
 	# to 14), the other kernels' cluster jobs (1 to 7), the debug kernel's
-	# module-only one (4), the suspend ones (under 1). With the debug job
+	# module-only one (4), the per-CPU counters' -icount one (1.5), the
+	# suspend ones (under 1). With the debug job
 	# before the cluster ones, one lane sat idle for 5 minutes at the end
 	# (make check of 51d14a0). The debug kernel's full suite runs everything.
 	for k in "${kernels_[@]}"; do
@@ -251,7 +260,7 @@ suite_vm() {
 	done
 	kernel_job() {
 		if [ -z "${LCLK_GUEST_TESTS:-}" ]; then
-			skip="$userspace_tests|$ram_root_tests"
+			skip="$userspace_tests|$ram_root_tests|$counters_test"
 			! debug_module_only "$1" || skip+="|$trace_tests|$faults_test"
 			names+=("vm-$1") kernels+=("$1") skips+=("$skip") tests+=("") ram+=("")
 		elif [ -n "$chosen" ]; then
@@ -270,6 +279,14 @@ suite_vm() {
 		! debug_module_only "$k" || kernel_job "$k"
 	done
 	for k in "${kernels_[@]}"; do
+		if [ "$k" = "$counters_kernel" ] &&
+			{ [ -z "${LCLK_GUEST_TESTS:-}" ] || grep -qE "$counters_test" <<<"$picked"; }; then
+			icount[${#names[@]}]=1
+			names+=("vm-$k-counters") kernels+=("$k") skips+=("") ram+=("")
+			tests+=("$(printf '%s\n' tests/guest/*.sh | grep -E "$counters_test")")
+		fi
+	done
+	for k in "${kernels_[@]}"; do
 		for t in $ram_tests; do
 			names+=("vm-$k-$(basename "$t")") kernels+=("$k") skips+=("") tests+=("") ram+=("$t")
 		done
@@ -285,7 +302,7 @@ suite_vm() {
 			wait -n
 		done
 		echo "# ${names[$i]}: started on ${kernels[$i]}"
-		vm_job "${names[$i]}" "${kernels[$i]}" "${skips[$i]}" "${tests[$i]}" "${ram[$i]}" &
+		vm_job "${names[$i]}" "${kernels[$i]}" "${skips[$i]}" "${tests[$i]}" "${ram[$i]}" "${icount[$i]:-}" &
 	done
 	wait
 	for i in "${!names[@]}"; do
