@@ -17,7 +17,8 @@ LDLIBS	:= -l:libbpf.a -lelf -lz -lpthread -lm
 # Userspace: every tools/*.c and tools/SUBSYSTEM/*.c but the entry point
 # goes into a library that lclkctl and the host unit tests link.
 TOOL_SRCS	:= $(filter-out tools/lclkctl.c,$(wildcard tools/*.c tools/*/*.c))
-TOOL_HDRS	:= $(wildcard tools/*.h tools/*/*.h)
+# bpf/'s headers without .bpf. are the records and keys both sides share.
+TOOL_HDRS	:= $(wildcard tools/*.h tools/*/*.h) $(filter-out %.bpf.h,$(wildcard bpf/*.h))
 TOOL_OBJS	:= $(TOOL_SRCS:%.c=$(BUILD)/%.o)
 TOOL_LIB	:= $(BUILD)/tools/liblclk.a
 LCLKCTL		:= $(BUILD)/lclkctl

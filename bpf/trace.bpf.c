@@ -520,7 +520,21 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	if (targ_tgid && pid_tgid >> 32 != targ_tgid)
 		return 0;
 	tid = (__u32)pid_tgid;
-	stp = start_of(tid, false);
+	/*
+	 * With task storage, a lookup fails when another program holds the
+	 * CPU's storage lock: under full preemption, a thread preempted in
+	 * one (kernels before 6.2 refuse even a lookup then). Asked to
+	 * create, it fails only so (or out of memory), so a NULL is a call
+	 * lost, and counted: at most once too often, when the same holder
+	 * made its entry fail as well (a lost start). The price: a thread of
+	 * a process the filter leaves out gets its storage at its first
+	 * traced exit, freed with the thread; its exits look up as before.
+	 */
+	stp = start_of(tid, use_task_storage);
+	if (!stp && use_task_storage) {
+		count_drop(TRACE_DROP_EXITS);
+		return 0;
+	}
 	cp = take_call(tid, stp, sys, ret);
 	if (!cp)
 		return 0;

@@ -108,12 +108,16 @@ struct trace_hist {
 /* Per-CPU counters of what the probes could not record. */
 enum trace_drop {
 	TRACE_DROP_EVENTS,	/* outlier ring buffer full */
-	TRACE_DROP_STARTS,	/* too many calls in flight to time */
+	TRACE_DROP_STARTS,	/* too many calls in flight to time, or the
+				 * thread's task storage busy at entry */
 	TRACE_DROP_HIST,	/* histogram map full */
 	TRACE_DROP_RECURSION,	/* probe skipped: the CPU was already in one of
 				 * ours (the kernel counts these per program) */
 	TRACE_DROP_MESSAGES,	/* message records lost: ring buffer full, or
 				 * too many sends/receives in flight */
+	TRACE_DROP_EXITS,	/* calls not counted: the thread's task storage
+				 * busy at exit (preempted in a lookup); may
+				 * count a call a lost start counted already */
 	TRACE_DROP_NR,
 };
 

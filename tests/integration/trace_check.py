@@ -37,6 +37,10 @@ expected, else prints why and exits 1.
   ranks JSONL TRACE N          N processes blocked, one track per thread
   lost JSONL KIND MIN          at least MIN losses of KIND reported (recursion,
                                events, starts, hist, messages)
+  accounted JSONL MADE SYSCALL...
+                               MADE calls of SYSCALLs: each counted in the
+                               histogram or reported lost (starts, exits,
+                               recursion)
   longest JSONL PID SYSCALL MIN_NS MAX_NS
                                the longest outlier of SYSCALL in process PID
                                lasted MIN_NS to MAX_NS
@@ -445,6 +449,21 @@ def cmd_ranks(args):
            len(threads), sum(len(v) for v in slices.values())))
 
 
+def cmd_accounted(args):
+    """Every call of SYSCALLs made is counted or reported lost."""
+    path, made = args[0], int(args[1])
+    names = args[2:]
+    series, _, lost, _ = load(path)
+    calls = sum(s["calls"] for k, s in series.items() if k[1] in names)
+    reported = sum(lost.get(k, 0) for k in ("starts", "exits", "recursion"))
+    if calls > made:
+        fail("%d calls counted, only %d made" % (calls, made))
+    if made > calls + reported:
+        fail("%d calls made, %d counted and %d reported lost: %d lost unreported (lost: %s)" %
+             (made, calls, reported, made - calls - reported, lost))
+    print("%d calls made, %d counted, %d reported lost (lost: %s)" % (made, calls, reported, lost))
+
+
 def cmd_lost(args):
     path, kind, least = args
     lost = load(path)[2]
@@ -469,7 +488,7 @@ def main():
             "outliers": cmd_outliers, "spins": cmd_spins,
             "invariant": cmd_invariant, "prom": cmd_prom,
             "perfetto": cmd_perfetto, "ranks": cmd_ranks, "longest": cmd_longest,
-            "lost": cmd_lost}
+            "lost": cmd_lost, "accounted": cmd_accounted}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__)
         sys.exit(2)

@@ -12,14 +12,16 @@ static const char *const drop_names[TRACE_DROP_NR] = {
 	[TRACE_DROP_HIST]	= "histogram",
 	[TRACE_DROP_RECURSION]	= "recursion",
 	[TRACE_DROP_MESSAGES]	= "messages",
+	[TRACE_DROP_EXITS]	= "exits",
 };
 
 static const char *const drop_help[TRACE_DROP_NR] = {
 	[TRACE_DROP_EVENTS]	= "outliers lost: ring buffer full",
-	[TRACE_DROP_STARTS]	= "calls not timed: too many in flight",
+	[TRACE_DROP_STARTS]	= "calls not timed: too many in flight, or the kernel's task storage busy",
 	[TRACE_DROP_HIST]	= "calls not counted: histogram map full",
 	[TRACE_DROP_RECURSION]	= "probe runs skipped: the CPU was already in a probe",
 	[TRACE_DROP_MESSAGES]	= "message records lost: ring buffer full",
+	[TRACE_DROP_EXITS]	= "calls not counted: the kernel's task storage busy at their exit",
 };
 
 void trace_report_warnings(FILE *f, const struct trace_snapshot *snap)
