@@ -8,7 +8,7 @@
  *   host -> guest                      guest -> host
  *   S SEQ        read the clock        R SEQ MT MB MS IT IB IS
  *   T SEQ        sync from the host    Q SEQ   (then the host says:)
- *   A SEQ NS     the host's time       Y SEQ RC RTT_NS
+ *   A SEQ NS     the host's time       Y SEQ RC RTT_NS TEXT_STATUS
  *   X            end                   (exits 0)
  *
  * R carries two readings of /dev/lclk0: MT MB MS through include/lclk.h's
@@ -16,7 +16,9 @@
  * A sync takes CLOCK_MONOTONIC g1, sends Q, waits for the host's A with
  * its CLOCK_REALTIME, takes g4, and sets the clock to the host's time at
  * (g1 + g4) / 2 with the bound (g4 - g1) / 2 + 1: wherever between g1 and
- * g4 the host took its time, the clock is within that of it. A restored
+ * g4 the host took its time, the clock is within that of it. Before it,
+ * the status that read() of /dev/lclk0 gave (TEXT_STATUS: "disrupted"
+ * after a restore, as the other readers). A restored
  * snapshot may answer a request from before the restore: the host
  * matches replies by SEQ.
  */
@@ -83,20 +85,42 @@ static __s64 mono_ns(void)
 	return lclk_monotonic_ns();
 }
 
+/* The status line of read() on the device ("status: synced"). */
+static void text_status(char *out, size_t size)
+{
+	char buf[4096], *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(out, size, "?");
+	fd = open("/dev/lclk0", O_RDONLY);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	s = strstr(buf, "status: ");
+	if (s && sscanf(s, "status: %31s", out) != 1)
+		snprintf(out, size, "?");
+}
+
 static void sync_clock(const struct lclk_clock *c, unsigned long long seq)
 {
 	struct lclk_set_model m;
 	unsigned long long aseq;
 	long long host;
-	char line[256];
+	char line[256], text[32];
 	__s64 g1, g4, mid;
 	int rc = 0;
 
+	text_status(text, sizeof(text));
 	g1 = mono_ns();
 	say("Q %llu\n", seq);
 	for (;;) {
 		if (get_line(line, sizeof(line), 2000) < 0) {
-			say("Y %llu -1 0\n", seq);
+			say("Y %llu -1 0 %s\n", seq, text);
 			return;
 		}
 		if (sscanf(line, "A %llu %lld", &aseq, &host) == 2 &&
@@ -114,7 +138,7 @@ static void sync_clock(const struct lclk_clock *c, unsigned long long seq)
 	m.max_drift_ppb = 1000000;	/* 1000 ppm: TCG's clocks are rough */
 	if (ioctl(c->fd, LCLK_IOC_SET_MODEL, &m) < 0)
 		rc = errno;
-	say("Y %llu %d %lld\n", seq, rc, (long long)(g4 - g1));
+	say("Y %llu %d %lld %s\n", seq, rc, (long long)(g4 - g1), text);
 }
 
 int main(int argc, char **argv)

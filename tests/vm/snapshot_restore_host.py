@@ -117,6 +117,7 @@ class Sampler(threading.Thread):
         self.go.set()
         self.idle = threading.Event()
         self.force_sync = False
+        self.text_status = {}      # read()'s status before each sync
 
     def send(self, line):
         self.sock.sendall(line.encode() + b"\n")
@@ -147,6 +148,8 @@ class Sampler(threading.Thread):
             self.sync_failed += 1
             return False
         self.syncs += 1
+        if len(f) > 4:
+            self.text_status[f[4]] = self.text_status.get(f[4], 0) + 1
         return True
 
     def sample(self):
@@ -276,10 +279,14 @@ def main():
             break
     smp.stop = True
     smp.join(5)
+    # The guest shows its status and powers off; QEMU then closes QMP.
     try:
         smp.send("X")
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            qmp.lines.get(1)
         qmp.cmd("quit")
-    except (OSError, RuntimeError, TimeoutError):
+    except (OSError, RuntimeError, TimeoutError, EOFError):
         pass
     if smp.error:
         print(f"snapshot-restore: sampler: {smp.error!r}", file=sys.stderr)
@@ -292,6 +299,8 @@ def main():
           f"{smp.lost} requests unanswered, {smp.syncs} syncs ({smp.sync_failed} failed)")
     print(f"# {a.label}: violations: mmap {smp.violations['mmap']}, ioctl {smp.violations['ioctl']}"
           f"{f', worst {smp.worst_ns / 1e9:.3f} s beyond the bound' if v else ''}")
+    ts = ", ".join(f"{k} {n}" for k, n in sorted(smp.text_status.items()))
+    print(f"# {a.label}: read()'s status before each sync: {ts}")
     ph = ", ".join(f"after {k} {n}" for k, n in sorted(smp.by_phase.items()))
     print(f"# {a.label}: violations by what came before them: {ph or 'none'}")
     if smp.after_restore:
