@@ -78,12 +78,6 @@ static const struct vm_operations_struct lclk_vm_ops = {
 };
 
 /*
- * Map the page read-only, now and forever: no VM_WRITE, and no
- * VM_MAYWRITE so that mprotect() cannot add it later, whatever the mode
- * the file was opened with. The mapping holds a reference to the file and
- * the file one to the module, so the page outlives every mapping of it.
- */
-/*
  * The hypervisor's vmclock page (lclk_vmclock.h), where there is one of a
  * whole page: read-only as the clock's page, mapped as ptp_vmclock maps it
  * (a PFN mapping; its contents are the hypervisor's, in no clock of any
@@ -104,6 +98,12 @@ static int lclk_mmap_vmclock(struct vm_area_struct *vma)
 				  vma->vm_page_prot);
 }
 
+/*
+ * Map the page read-only, now and forever: no VM_WRITE, and no
+ * VM_MAYWRITE so that mprotect() cannot add it later, whatever the mode
+ * the file was opened with. The mapping holds a reference to the file and
+ * the file one to the module, so the page outlives every mapping of it.
+ */
 static int lclk_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct lclk_dev *ld = lclk_from_file(file);
