@@ -56,6 +56,9 @@ struct lclk_clock {
 	int fd;
 	const struct lclk_page *page;
 	size_t size;
+	/* the hypervisor's vmclock page (LCLK_CAP_VMCLOCK), NULL if none */
+	const struct lclk_vmclock_head *vmclock;
+	size_t vmclock_size;
 };
 
 struct lclk_now {
@@ -96,6 +99,38 @@ static inline int lclk_read_retry(const struct lclk_page *p, __u32 seq)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return LCLK_LOAD(p->seq) != seq;
+}
+
+/*
+ * The head of the hypervisor's vmclock page (linux/vmclock-abi.h, Linux
+ * 6.13+; little-endian), as much of it as a reader of lclk's page needs:
+ * its disruption_marker changes when a snapshot is restored or the VM
+ * migrates, and a reading of the page that claims a bound claims none
+ * once it is not the page's vmclock_marker (LCLK_PAGE_VMCLOCK).
+ */
+struct lclk_vmclock_head {
+	__u32 magic;
+	__u32 size;
+	__u16 version;
+	__u8 counter_id;
+	__u8 time_type;
+	__u32 seq_count;	/* odd while the hypervisor writes */
+	__u64 disruption_marker;
+};
+
+static inline __u64 lclk_vmclock_marker(const struct lclk_vmclock_head *v)
+{
+	__u64 marker;
+	__u32 seq;
+
+	do {
+		while ((seq = __atomic_load_n(&v->seq_count,
+					      __ATOMIC_ACQUIRE)) & 1)
+			lclk_cpu_relax();
+		marker = LCLK_LOAD(v->disruption_marker);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (LCLK_LOAD(v->seq_count) != seq);
+	return marker;
 }
 
 static inline __s64 lclk_monotonic_ns(void)
@@ -158,10 +193,36 @@ static inline int lclk_now_ioctl(const struct lclk_clock *c,
 	return 0;
 }
 
+/*
+ * A reading of the page on a VM with a vmclock (LCLK_PAGE_VMCLOCK): if
+ * it claims a bound and the hypervisor has disrupted the clocks since the
+ * last sync (the marker the sync saw, read with the model, is not the
+ * vmclock's now), it is DISRUPTED with no bound. Without the vmclock page
+ * mapped (an lclk_clock opened before the flag was set: never, as the
+ * flag is set at load; or the page could not be mapped), the kernel
+ * compares: the ioctl.
+ */
+static inline int lclk_vmclock_check(const struct lclk_clock *c,
+				     __u64 marker, struct lclk_now *out)
+{
+	if (out->status != LCLK_STATUS_SYNCED &&
+	    out->status != LCLK_STATUS_HOLDOVER)
+		return 0;
+	if (!c->vmclock)
+		return lclk_now_ioctl(c, out);
+	if (lclk_vmclock_marker(c->vmclock) != marker) {
+		out->status = LCLK_STATUS_DISRUPTED;
+		out->bound_ns = LCLK_BOUND_UNKNOWN;
+	}
+	return 0;
+}
+
 /* Logical time now, on the calling CPU. Returns 0 or -errno. */
 static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 {
 	const struct lclk_page *p = c->page;
+	__u64 marker;
+	__u32 flags;
 
 	if (!p)
 		return lclk_now_ioctl(c, out);
@@ -173,7 +234,8 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 	 */
 	for (;;) {
 		__u32 seq = lclk_read_begin(p);
-		__u32 flags = LCLK_LOAD(p->flags);
+
+		flags = LCLK_LOAD(p->flags);
 
 		/* one test of the flags for both rare cases: no cost */
 		if (__builtin_expect(flags & (LCLK_PAGE_CPU_OFFSETS |
@@ -195,9 +257,14 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 			lclk_eval(&p->params, p, lclk_monotonic_ns(), -1,
 				  out);
 		}
+		marker = LCLK_LOAD(p->vmclock_marker);
 		if (!lclk_read_retry(p, seq))
-			return 0;
+			break;
 	}
+	/* a VM with a vmclock: one more test, after the clock reading */
+	if (__builtin_expect(flags & LCLK_PAGE_VMCLOCK, 0))
+		return lclk_vmclock_check(c, marker, out);
+	return 0;
 }
 
 /*
@@ -221,6 +288,8 @@ static inline void lclk_from_model(const struct lclk_clock *c, __s64 base_ns,
 		return;
 	}
 	lclk_eval(&m, NULL, base_ns, cpu, out);
+	if (m.status == LCLK_STATUS_DISRUPTED)	/* GET_MODEL's "as of now" */
+		out->bound_ns = LCLK_BOUND_UNKNOWN;
 	memset(&co, 0, sizeof(co));
 	co.cpu = (__u32)cpu;
 	if (cpu >= 0 && ioctl(c->fd, LCLK_IOC_GET_CPU_OFFSET, &co) == 0)
@@ -234,7 +303,8 @@ static inline void lclk_from_model(const struct lclk_clock *c, __s64 base_ns,
 static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 				  __s32 cpu, struct lclk_now *out)
 {
-	__u32 seq;
+	__u32 seq, flags;
+	__u64 marker;
 
 	/* REFUSED never comes or goes on a page: no need of the seqcount */
 	if (!c->page || (LCLK_LOAD(c->page->flags) & LCLK_PAGE_REFUSED)) {
@@ -245,7 +315,20 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 	do {
 		seq = lclk_read_begin(c->page);
 		lclk_eval(&c->page->params, c->page, base_ns, cpu, out);
+		flags = LCLK_LOAD(c->page->flags);
+		marker = LCLK_LOAD(c->page->vmclock_marker);
 	} while (lclk_read_retry(c->page, seq));
+	/* a disruption since the sync: none of its bounds holds now */
+	if ((flags & LCLK_PAGE_VMCLOCK) &&
+	    (out->status == LCLK_STATUS_SYNCED ||
+	     out->status == LCLK_STATUS_HOLDOVER)) {
+		if (!c->vmclock)
+			lclk_from_model(c, base_ns, cpu, out);
+		else if (lclk_vmclock_marker(c->vmclock) != marker) {
+			out->status = LCLK_STATUS_DISRUPTED;
+			out->bound_ns = LCLK_BOUND_UNKNOWN;
+		}
+	}
 }
 
 /*
@@ -282,6 +365,8 @@ static inline int lclk_open(struct lclk_clock *c, const char *path)
 	/* A failed open leaves c safe to lclk_close(). */
 	c->page = NULL;
 	c->size = 0;
+	c->vmclock = NULL;
+	c->vmclock_size = 0;
 	c->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0)
 		return -errno;
@@ -298,6 +383,15 @@ static inline int lclk_open(struct lclk_clock *c, const char *path)
 		goto fail;
 	c->page = map;
 	c->size = info.mmap_size;
+	/* an old module says nothing of it: its rsv fields are zero */
+	if ((info.caps & LCLK_CAP_VMCLOCK) && info.vmclock_size) {
+		map = mmap(NULL, info.vmclock_size, PROT_READ, MAP_SHARED,
+			   c->fd, (off_t)info.vmclock_offset);
+		if (map != MAP_FAILED) {	/* else: the ioctls compare */
+			c->vmclock = map;
+			c->vmclock_size = info.vmclock_size;
+		}
+	}
 	return 0;
 fail:
 	err = -errno;
@@ -310,8 +404,11 @@ static inline void lclk_close(struct lclk_clock *c)
 {
 	if (c->page)
 		munmap((void *)c->page, c->size);
+	if (c->vmclock)
+		munmap((void *)c->vmclock, c->vmclock_size);
 	if (c->fd >= 0)
 		close(c->fd);
+	c->vmclock = NULL;
 	c->page = NULL;
 	c->fd = -1;
 }

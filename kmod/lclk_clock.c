@@ -56,6 +56,21 @@ static void lclk_publish(struct lclk_page *p, const struct lclk_state *s)
 	p->params = s->params;
 }
 
+/*
+ * A sync (LCLK_SET_BOUND) measured the clock as the VM is now: the
+ * vmclock's disruption marker as of now is the one its readers compare
+ * with (lclk_page.h). Read after "now", under the odd seq: a disruption
+ * before the sync's ioctl is taken as measured by it (lclk(4) says why
+ * that is the setter's to avoid).
+ */
+static void lclk_publish_marker(struct lclk_page *p,
+				const struct lclk_change *c)
+{
+	if (lclk_vmclock.abi && (c->modes & LCLK_SET_BOUND))
+		WRITE_ONCE(p->vmclock_marker,
+			   lclk_vmclock_marker(lclk_vmclock.abi));
+}
+
 /* ---- setting up --------------------------------------------------------- */
 
 /*
@@ -117,6 +132,10 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 	p->magic = LCLK_PAGE_MAGIC;
 	p->abi_version = LCLK_ABI_VERSION;
 	p->ncpus = nr_cpu_ids;
+	if (lclk_vmclock.abi) {
+		p->flags = LCLK_PAGE_VMCLOCK;
+		p->vmclock_marker = lclk_vmclock_marker(lclk_vmclock.abi);
+	}
 	lclk_publish(p, s);
 	return 0;
 }
@@ -160,6 +179,7 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *change)
 
 		ld->state = next;
 		lclk_publish(ld->page, &next);
+		lclk_publish_marker(ld->page, &c);
 		lclk_corr_arm(ld, old_end);
 		lclk_leap_arm(ld);
 	}
@@ -287,14 +307,21 @@ void lclk_resume(struct lclk_dev *ld)
  * anyone who may open the device, and must never take the writer's lock
  * (a raw spinlock with interrupts off) and so delay a writer.
  */
-void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now)
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now,
+		   bool *disrupted)
 {
 	const struct lclk_page *p = ld->page;
-	u32 seq;
+	struct lclk_reading r = { .status = LCLK_STATUS_SYNCED };
+	u32 seq, flags;
+	u64 marker;
 
 	do {
 		seq = lclk_read_begin(p);
 		lclk_page_params(p, m);
 		*now = ktime_get_ns();
+		flags = READ_ONCE(p->flags);
+		marker = READ_ONCE(p->vmclock_marker);
 	} while (lclk_read_retry(p, seq));
+	lclk_check_disrupted(flags, marker, &r);
+	*disrupted = r.status == LCLK_STATUS_DISRUPTED;
 }

@@ -175,8 +175,17 @@ const struct dev_pm_ops *lclk_conftest(void)
 EOF
 }
 
+# 6.13: the vmclock page's layout in a uapi header; lclk_vmclock.h has a
+# copy, checked against it where it exists.
+test_vmclock_abi() {
+	write vmclock_abi linux/types.h linux/vmclock-abi.h <<'EOF'
+_Static_assert(sizeof(((struct vmclock_abi *)0)->disruption_marker) == 8,
+	       "no disruption_marker");
+EOF
+}
+
 features="vm_flags_set class_create_one_arg const_devnode hrtimer_setup pm_sleep_ptr
-	  define_simple_dev_pm_ops"
+	  define_simple_dev_pm_ops vmclock_abi"
 
 for t in sanity $features; do
 	"test_$t"

@@ -97,7 +97,8 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *c);
 int lclk_set_cpu_offset(struct lclk_dev *ld, unsigned int cpu, s64 offset_ns,
 			u32 flags);
 s64 lclk_get_cpu_offset(struct lclk_dev *ld, unsigned int cpu);
-void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now);
+void lclk_snapshot(struct lclk_dev *ld, struct lclk_params *m, s64 *now,
+		   bool *disrupted);
 void lclk_resume(struct lclk_dev *ld);
 int lclk_widen_for_slew(struct lclk_dev *ld, s64 slew, bool from_timekeeper);
 

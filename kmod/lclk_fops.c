@@ -11,6 +11,7 @@
 
 #include "lclk_compat.h"
 #include "lclk_dev.h"
+#include "lclk_vmclock.h"
 
 struct lclk_dev *lclk_from_file(struct file *file)
 {
@@ -77,6 +78,27 @@ static const struct vm_operations_struct lclk_vm_ops = {
 };
 
 /*
+ * The hypervisor's vmclock page (lclk_vmclock.h), where there is one of a
+ * whole page: read-only as the clock's page, mapped as ptp_vmclock maps it
+ * (a PFN mapping; its contents are the hypervisor's, in no clock of any
+ * namespace, so every process may map it and a child inherits it).
+ */
+static int lclk_mmap_vmclock(struct vm_area_struct *vma)
+{
+	if (!lclk_vmclock.abi || !lclk_vmclock.mappable)
+		return -ENODEV;
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	lclk_vma_clear_flags(vma, VM_MAYWRITE);
+	lclk_vma_set_flags(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return io_remap_pfn_range(vma, vma->vm_start,
+				  PHYS_PFN(lclk_vmclock.phys), PAGE_SIZE,
+				  vma->vm_page_prot);
+}
+
+/*
  * Map the page read-only, now and forever: no VM_WRITE, and no
  * VM_MAYWRITE so that mprotect() cannot add it later, whatever the mode
  * the file was opened with. The mapping holds a reference to the file and
@@ -86,6 +108,8 @@ static int lclk_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct lclk_dev *ld = lclk_from_file(file);
 
+	if (vma->vm_pgoff == LCLK_VMCLOCK_PGOFF)
+		return lclk_mmap_vmclock(vma);
 	if (vma->vm_pgoff)
 		return -EINVAL;
 	/* A reader that cannot use the page reads the ioctls instead. */

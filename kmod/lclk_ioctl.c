@@ -41,6 +41,13 @@ static long lclk_ioc_info(struct lclk_dev *ld, struct lclk_info __user *u)
 	info.mmap_size = ld->page_size;
 	info.max_rate_ppt = ld->max_rate_ppt;
 	info.max_drift_ppb = ld->default_drift_ppb;
+	if (lclk_vmclock.abi) {
+		info.caps |= LCLK_CAP_VMCLOCK;
+		if (lclk_vmclock.mappable) {
+			info.vmclock_offset = LCLK_VMCLOCK_PGOFF << PAGE_SHIFT;
+			info.vmclock_size = PAGE_SIZE;
+		}
+	}
 	return copy_to_user(u, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
@@ -128,10 +135,13 @@ static void lclk_params_for_caller(const struct lclk_params *p, s64 now,
 static long lclk_ioc_get_model(struct lclk_dev *ld, struct lclk_params __user *u)
 {
 	struct lclk_params p, m;
+	bool disrupted;
 	s64 now;
 
-	lclk_snapshot(ld, &p, &now);
+	lclk_snapshot(ld, &p, &now, &disrupted);
 	lclk_params_for_caller(&p, now, lclk_caller_mono_shift(), &m);
+	if (disrupted && m.status != LCLK_STATUS_UNSYNCED)
+		m.status = LCLK_STATUS_DISRUPTED;
 	return copy_to_user(u, &m, sizeof(m)) ? -EFAULT : 0;
 }
 

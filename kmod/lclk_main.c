@@ -23,6 +23,7 @@
 
 #include "lclk_compat.h"
 #include "lclk_dev.h"
+#include "lclk_vmclock.h"
 
 #define LCLK_MAX_INSTANCES	64
 
@@ -173,10 +174,14 @@ static int __init lclk_init(void)
 	err = lclk_check_params();
 	if (err)
 		return err;
+	/* Before the first instance, whose page says whether there is one. */
+	lclk_vmclock_init();
 
 	err = alloc_chrdev_region(&lclk_devt, 0, instances, "lclk");
-	if (err)
+	if (err) {
+		lclk_vmclock_fini();
 		return err;
+	}
 
 	lclk_class = lclk_class_create("lclk");
 	if (IS_ERR(lclk_class)) {
@@ -206,6 +211,7 @@ static int __init lclk_init(void)
 	class_destroy(lclk_class);
 free_region:
 	unregister_chrdev_region(lclk_devt, instances);
+	lclk_vmclock_fini();
 	return err;
 }
 
@@ -214,6 +220,7 @@ static void __exit lclk_exit(void)
 	lclk_destroy_all();
 	class_destroy(lclk_class);
 	unregister_chrdev_region(lclk_devt, instances);
+	lclk_vmclock_fini();
 }
 
 module_init(lclk_init);

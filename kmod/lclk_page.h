@@ -17,6 +17,7 @@
 #include <linux/types.h>
 
 #include "lclk_model.h"
+#include "lclk_vmclock.h"
 
 /* One evaluation of the clock, as GET_TIME and the PTP clock return it. */
 struct lclk_reading {
@@ -72,6 +73,26 @@ static inline void lclk_eval(const struct lclk_params *m, s64 t,
 }
 
 /*
+ * A reading that claims a bound (SYNCED, HOLDOVER) claims none once the
+ * hypervisor has disrupted the clocks since the last sync: the vmclock's
+ * disruption marker is no longer the one the sync saw (lclk_vmclock.h).
+ * marker is the page's vmclock_marker, read with the model.
+ */
+static inline void lclk_check_disrupted(u32 page_flags, u64 marker,
+					struct lclk_reading *r)
+{
+	const struct lclk_vmclock_abi *abi = lclk_vmclock.abi;
+
+	if (!(page_flags & LCLK_PAGE_VMCLOCK) || !abi ||
+	    r->status == LCLK_STATUS_UNSYNCED)
+		return;
+	if (lclk_vmclock_marker(abi) != marker) {
+		r->status = LCLK_STATUS_DISRUPTED;
+		r->bound_ns = LCLK_BOUND_UNKNOWN;
+	}
+}
+
+/*
  * Evaluate the clock now. cpu >= 0 adds that CPU's offset; the caller keeps
  * preemption off so that cpu is the one ktime_get_ns() ran on. sts may be
  * NULL; otherwise it brackets the base clock reading for the PTP core.
@@ -82,7 +103,8 @@ static __always_inline void lclk_page_read(const struct lclk_page *p, int cpu,
 {
 	struct lclk_params m;
 	s64 t, cpu_offset;
-	u32 seq;
+	u32 seq, flags;
+	u64 marker;
 
 	do {
 		seq = lclk_read_begin(p);
@@ -91,10 +113,14 @@ static __always_inline void lclk_page_read(const struct lclk_page *p, int cpu,
 		ptp_read_system_postts(sts);
 		lclk_page_params(p, &m);
 		cpu_offset = cpu >= 0 ? READ_ONCE(p->cpu_offset_ns[cpu]) : 0;
+		flags = READ_ONCE(p->flags);
+		marker = READ_ONCE(p->vmclock_marker);
 	} while (lclk_read_retry(p, seq));
 
 	lclk_eval(&m, t, r);
 	r->logical_ns += cpu_offset;
+	/* after the clock reading: a disruption before it is seen */
+	lclk_check_disrupted(flags, marker, r);
 }
 
 #endif /* _LCLK_PAGE_H */

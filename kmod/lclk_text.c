@@ -21,6 +21,8 @@ static const char *lclk_status_name(u32 status)
 		return "synced";
 	case LCLK_STATUS_HOLDOVER:
 		return "holdover";
+	case LCLK_STATUS_DISRUPTED:
+		return "disrupted";
 	}
 	return "unsynced";
 }
@@ -49,9 +51,14 @@ int lclk_text_show(struct seq_file *m, void *unused)
 	struct lclk_params st;
 	s64 now, since, shift;
 	unsigned int cpu;
+	bool disrupted;
 
-	lclk_snapshot(ld, &st, &now);
+	lclk_snapshot(ld, &st, &now, &disrupted);
 	lclk_eval(&st, now, &r);
+	if (disrupted && r.status != LCLK_STATUS_UNSYNCED) {
+		r.status = LCLK_STATUS_DISRUPTED;
+		r.bound_ns = LCLK_BOUND_UNKNOWN;
+	}
 	since = st.last_update_ns ? now - st.last_update_ns : -1LL;
 
 	/* Base times in the reader's CLOCK_MONOTONIC (time namespaces). */
@@ -84,6 +91,14 @@ int lclk_text_show(struct seq_file *m, void *unused)
 	seq_printf(m, "tai_offset_s: %d\n", st.tai_offset_s);
 	seq_printf(m, "max_rate_ppt: %lld\n", ld->max_rate_ppt);
 	seq_printf(m, "phc_index: %d\n", lclk_phc_index(ld));
+	/* the marker now, and as of the last sync */
+	if (lclk_vmclock.abi)
+		seq_printf(m, "vmclock: %pa marker %llu synced_marker %llu\n",
+			   &lclk_vmclock.phys,
+			   lclk_vmclock_marker(lclk_vmclock.abi),
+			   READ_ONCE(ld->page->vmclock_marker));
+	else
+		seq_puts(m, "vmclock: none\n");
 	seq_printf(m, "updates: %lld\n", atomic64_read(&ld->ctr.updates));
 	seq_printf(m, "steps: %lld\n", atomic64_read(&ld->ctr.steps));
 	seq_printf(m, "backward_steps: %lld\n",

@@ -28,6 +28,9 @@ struct status {
 	struct lclk_stats stats;
 	struct lclk_now now;		/* through the mmap reader */
 	int64_t *cpu_offset_ns;		/* info.ncpus entries */
+	bool vmclock_mapped;		/* the two markers below are read */
+	__u64 vmclock_marker;		/* the hypervisor's, now */
+	__u64 synced_marker;		/* the page's, as of the last sync */
 };
 
 struct status_section {
@@ -37,9 +40,10 @@ struct status_section {
 
 static void caps_text(__u32 caps, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s", caps & LCLK_CAP_MMAP ? " mmap" : "",
+	snprintf(buf, len, "%s%s%s%s", caps & LCLK_CAP_MMAP ? " mmap" : "",
 		 caps & LCLK_CAP_PHC ? " phc" : "",
-		 caps & LCLK_CAP_CPU_OFFSET ? " cpu-offset" : "");
+		 caps & LCLK_CAP_CPU_OFFSET ? " cpu-offset" : "",
+		 caps & LCLK_CAP_VMCLOCK ? " vmclock" : "");
 }
 
 static void device_text(const struct status *s)
@@ -51,6 +55,16 @@ static void device_text(const struct status *s)
 		snprintf(phc, sizeof(phc), "/dev/ptp%d", s->info.phc_index);
 	printf("device:       %s (ABI %u, %u CPUs, PTP clock %s, caps:%s)\n",
 	       s->path, s->info.abi_version, s->info.ncpus, phc, caps);
+	/* also what a module from before the vmclock says */
+	if (!(s->info.caps & LCLK_CAP_VMCLOCK))
+		printf("vmclock:      none (a snapshot restore or a migration is not seen)\n");
+	else if (s->vmclock_mapped)
+		printf("vmclock:      disruption marker %llu, %llu at the last sync%s\n",
+		       (unsigned long long)s->vmclock_marker,
+		       (unsigned long long)s->synced_marker,
+		       s->vmclock_marker != s->synced_marker ? " (disrupted)" : "");
+	else if (s->info.caps & LCLK_CAP_VMCLOCK)
+		printf("vmclock:      present (its page cannot be mapped)\n");
 }
 
 static void device_json(const struct status *s, struct json *j)
@@ -64,6 +78,11 @@ static void device_json(const struct status *s, struct json *j)
 	json_bool(j, "mmap", s->info.caps & LCLK_CAP_MMAP);
 	json_bool(j, "phc", s->info.caps & LCLK_CAP_PHC);
 	json_bool(j, "cpu_offset", s->info.caps & LCLK_CAP_CPU_OFFSET);
+	json_bool(j, "vmclock", s->info.caps & LCLK_CAP_VMCLOCK);
+	if (s->vmclock_mapped) {
+		json_uint(j, "vmclock_marker", s->vmclock_marker);
+		json_uint(j, "vmclock_synced_marker", s->synced_marker);
+	}
 	json_int(j, "max_rate_ppt", s->info.max_rate_ppt);
 	json_obj_end(j);
 }
@@ -224,6 +243,12 @@ static int collect(struct status *s, int fd, struct lclk_clock *reader)
 	if (err)
 		return device_error(name, s->path, "mapping the clock", err);
 	lclk_now(reader, &s->now);
+	/* the hypervisor's marker now, and the one the last sync saw */
+	if (reader->page && reader->vmclock) {
+		s->vmclock_mapped = true;
+		s->vmclock_marker = lclk_vmclock_marker(reader->vmclock);
+		s->synced_marker = reader->page->vmclock_marker;
+	}
 	if (!(s->info.caps & LCLK_CAP_CPU_OFFSET) || !s->info.ncpus)
 		return 0;
 	s->cpu_offset_ns = calloc(s->info.ncpus, sizeof(*s->cpu_offset_ns));

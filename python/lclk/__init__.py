@@ -17,6 +17,7 @@ collectives; ``python3 -m lclk.report`` reads what it wrote.
 """
 from lclk._lclk import (
     BOUND_UNKNOWN,
+    STATUS_DISRUPTED,
     STATUS_HOLDOVER,
     STATUS_SYNCED,
     STATUS_UNSYNCED,
@@ -26,6 +27,7 @@ from lclk._lclk import (
 
 __all__ = [
     "BOUND_UNKNOWN",
+    "STATUS_DISRUPTED",
     "STATUS_HOLDOVER",
     "STATUS_SYNCED",
     "STATUS_UNSYNCED",
@@ -35,9 +37,9 @@ __all__ = [
 ]
 
 _STATUS_NAMES = {STATUS_UNSYNCED: "unsynced", STATUS_SYNCED: "synced",
-                 STATUS_HOLDOVER: "holdover"}
+                 STATUS_HOLDOVER: "holdover", STATUS_DISRUPTED: "disrupted"}
 
 
 def status_name(status: int) -> str:
-    """"unsynced", "synced" or "holdover" (as lclkctl status prints it)."""
+    """"unsynced", "synced", "holdover" or "disrupted" (as lclkctl status prints it)."""
     return _STATUS_NAMES.get(status, "unknown")

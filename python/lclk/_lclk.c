@@ -44,7 +44,7 @@ static PyMemberDef now_members[] = {
 	{ "base_ns", T_LONGLONG, offsetof(NowObject, now.base_ns), READONLY,
 	  "CLOCK_MONOTONIC (time.monotonic_ns()) the reading is for." },
 	{ "status", T_UINT, offsetof(NowObject, now.status), READONLY,
-	  "STATUS_UNSYNCED, STATUS_SYNCED or STATUS_HOLDOVER." },
+	  "STATUS_UNSYNCED, STATUS_SYNCED, STATUS_HOLDOVER or STATUS_DISRUPTED." },
 	{ "cpu", T_INT, offsetof(NowObject, now.cpu), READONLY,
 	  "CPU whose per-CPU offset was applied, -1 if none." },
 	{ NULL }
@@ -74,6 +74,7 @@ static const char *status_name(__u32 status)
 	case LCLK_STATUS_UNSYNCED: return "unsynced";
 	case LCLK_STATUS_SYNCED: return "synced";
 	case LCLK_STATUS_HOLDOVER: return "holdover";
+	case LCLK_STATUS_DISRUPTED: return "disrupted";
 	}
 	return "unknown";
 }
@@ -361,6 +362,7 @@ PyMODINIT_FUNC PyInit__lclk(void)
 	    PyModule_AddIntConstant(m, "STATUS_UNSYNCED", LCLK_STATUS_UNSYNCED) < 0 ||
 	    PyModule_AddIntConstant(m, "STATUS_SYNCED", LCLK_STATUS_SYNCED) < 0 ||
 	    PyModule_AddIntConstant(m, "STATUS_HOLDOVER", LCLK_STATUS_HOLDOVER) < 0 ||
+	    PyModule_AddIntConstant(m, "STATUS_DISRUPTED", LCLK_STATUS_DISRUPTED) < 0 ||
 	    !(unknown = PyLong_FromLongLong(LCLK_BOUND_UNKNOWN)))
 		goto fail;
 	if (PyModule_AddObject(m, "BOUND_UNKNOWN", unknown) < 0) {

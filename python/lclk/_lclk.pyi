@@ -6,6 +6,7 @@ from os import PathLike
 STATUS_UNSYNCED: Final[int]
 STATUS_SYNCED: Final[int]
 STATUS_HOLDOVER: Final[int]
+STATUS_DISRUPTED: Final[int]
 BOUND_UNKNOWN: Final[int]
 
 @final

@@ -42,7 +42,8 @@ TEST_F(map, layout)
 	EXPECT_EQ(LCLK_ABI_VERSION, p->abi_version);
 	EXPECT_EQ(self->info.ncpus, p->ncpus);
 	EXPECT_EQ(0, p->seq & 1);
-	EXPECT_EQ(0, p->flags);
+	EXPECT_EQ(self->info.caps & LCLK_CAP_VMCLOCK ? LCLK_PAGE_VMCLOCK : 0,
+		  p->flags);
 	EXPECT_EQ(LCLK_STATUS_SYNCED, p->params.status);
 	/*
 	 * GET_MODEL and the page hold the same model, field for field, outside
@@ -151,6 +152,47 @@ TEST_F(map, write_mappings_refused)
 
 	/* And the fixture's mapping, from the reader in lclk.h. */
 	EXPECT_EQ(-1, mprotect((void *)self->c.page, sz, PROT_WRITE));
+}
+
+/*
+ * The hypervisor's vmclock page, mapped read-only at the offset INFO
+ * gives where there is one; where there is none (the test bed's QEMU has
+ * no vmclock device) INFO says nothing of it, the page's marker is zero,
+ * and a mapping at the offset is refused with ENODEV.
+ */
+TEST_F(map, vmclock_page)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	off_t off = (off_t)0x1000 * pg;	/* LCLK_VMCLOCK_PGOFF */
+	void *p;
+	int rw;
+
+	if (!(self->info.caps & LCLK_CAP_VMCLOCK)) {
+		EXPECT_EQ(0, self->info.vmclock_offset);
+		EXPECT_EQ(0, self->info.vmclock_size);
+		EXPECT_EQ(NULL, self->c.vmclock);
+		EXPECT_EQ(0, self->c.page->vmclock_marker);
+		p = mmap(NULL, (size_t)pg, PROT_READ, MAP_SHARED, self->fd, off);
+		EXPECT_EQ(MAP_FAILED, p);
+		EXPECT_EQ(ENODEV, errno);
+		return;
+	}
+	if (!self->info.vmclock_size)
+		return;		/* present, not a whole page: the ioctls compare */
+	EXPECT_EQ(off, (off_t)self->info.vmclock_offset);
+	ASSERT_NE(NULL, self->c.vmclock);
+	EXPECT_EQ(0x4b4c4356U, self->c.vmclock->magic);	/* "VCLK" */
+	rw = open(LCLK_DEV0, O_RDWR);
+	ASSERT_LE(0, rw);
+	p = mmap(NULL, self->info.vmclock_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, rw, off);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);
+	p = mmap(NULL, self->info.vmclock_size, PROT_READ, MAP_SHARED, rw, off);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, mprotect(p, self->info.vmclock_size, PROT_WRITE));
+	munmap(p, self->info.vmclock_size);
+	close(rw);
 }
 
 /* Writing to the page faults; the page is unchanged. */

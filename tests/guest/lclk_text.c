@@ -87,7 +87,8 @@ static ssize_t slurp(int fd, struct text *t, size_t chunk)
 static const char *status_name(__u32 s)
 {
 	return s == LCLK_STATUS_SYNCED ? "synced" :
-	       s == LCLK_STATUS_HOLDOVER ? "holdover" : "unsynced";
+	       s == LCLK_STATUS_HOLDOVER ? "holdover" :
+	       s == LCLK_STATUS_DISRUPTED ? "disrupted" : "unsynced";
 }
 
 FIXTURE(text) {
@@ -149,6 +150,10 @@ static void check_text(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(m.holdover_ns, num(t, "holdover_ns"));
 	EXPECT_EQ(info->max_rate_ppt, num(t, "max_rate_ppt"));
 	EXPECT_EQ(info->phc_index, num(t, "phc_index"));
+	v = get(t, "vmclock");
+	ASSERT_NE(NULL, v);
+	if (!(info->caps & LCLK_CAP_VMCLOCK))
+		EXPECT_STREQ("none", v);
 	EXPECT_EQ(info->ncpus, num(t, "ncpus"));
 	EXPECT_EQ(s.updates, num(t, "updates"));
 	EXPECT_EQ(s.steps, num(t, "steps"));

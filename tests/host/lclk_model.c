@@ -316,6 +316,72 @@ static void test_reader(void)
 	free(p);
 }
 
+/*
+ * A VM with a vmclock: the reader compares the hypervisor's disruption
+ * marker with the page's as of the last sync, and a reading that claims a
+ * bound claims none once they differ; without the vmclock page mapped it
+ * asks the kernel (fd -1: EBADF, UNSYNCED), never the page's bound.
+ */
+static void test_reader_vmclock(void)
+{
+	size_t size = sizeof(struct lclk_page) + sizeof(__s64);
+	struct lclk_page *p = calloc(1, size);
+	struct lclk_vmclock_head *v = calloc(1, 4096);
+	struct lclk_clock c = { .fd = -1, .page = p, .size = size };
+	struct lclk_now n;
+
+	if (!p || !v)
+		abort();
+	ok(offsetof(struct lclk_vmclock_head, seq_count) == 12 &&
+	   offsetof(struct lclk_vmclock_head, disruption_marker) == 16,
+	   "vmclock head layout as linux/vmclock-abi.h's");
+	ok(offsetof(struct lclk_page, vmclock_marker) == 104 &&
+	   offsetof(struct lclk_page, cpu_offset_ns) == 152,
+	   "vmclock_marker in the page's reserved words, the layout kept");
+	p->magic = LCLK_PAGE_MAGIC;
+	p->ncpus = 1;
+	p->params.status = LCLK_STATUS_SYNCED;
+	p->params.last_update_ns = lclk_monotonic_ns();
+	p->params.holdover_ns = 1000000000000LL;
+	p->params.bound0_ns = 10;
+	p->flags = LCLK_PAGE_VMCLOCK;
+	p->vmclock_marker = 7;
+	v->magic = 0x4b4c4356;
+	v->seq_count = 2;
+	v->disruption_marker = 7;
+
+	ok(lclk_now(&c, &n) == -EBADF && n.status == LCLK_STATUS_UNSYNCED &&
+	   n.bound_ns == LCLK_BOUND_UNKNOWN,
+	   "no vmclock mapped: lclk_now asks the kernel");
+	c.vmclock = v;
+	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED &&
+	   n.bound_ns != LCLK_BOUND_UNKNOWN, "same marker: SYNCED, a bound");
+	v->disruption_marker = 8;
+	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_DISRUPTED &&
+	   n.bound_ns == LCLK_BOUND_UNKNOWN,
+	   "marker changed: DISRUPTED, the bound unknown");
+	lclk_from_base(&c, lclk_monotonic_ns(), -1, &n);
+	ok(n.status == LCLK_STATUS_DISRUPTED && n.bound_ns == LCLK_BOUND_UNKNOWN,
+	   "lclk_from_base: DISRUPTED too");
+	p->params.last_update_ns -= 2000000000000LL;
+	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_DISRUPTED,
+	   "HOLDOVER turns DISRUPTED too");
+	p->params.status = LCLK_STATUS_UNSYNCED;
+	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_UNSYNCED,
+	   "UNSYNCED stays UNSYNCED");
+	p->params.status = LCLK_STATUS_SYNCED;
+	p->params.last_update_ns = lclk_monotonic_ns();
+	p->vmclock_marker = 8;
+	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED,
+	   "a sync that saw the new marker: SYNCED again");
+	p->flags = 0;
+	v->disruption_marker = 9;
+	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED,
+	   "without LCLK_PAGE_VMCLOCK the vmclock page is not read");
+	free(v);
+	free(p);
+}
+
 int main(void)
 {
 	test_mult();
@@ -325,6 +391,7 @@ int main(void)
 	test_bound_status();
 	test_reference();
 	test_reader();
+	test_reader_vmclock();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }

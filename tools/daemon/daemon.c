@@ -437,7 +437,14 @@ static void steer(struct daemon *d, struct daemon_source *s, const struct measur
 	char a[UNITS_BUFSZ];
 	bool step;
 
-	step = sync_should_step(&d->cfg, model->status == LCLK_STATUS_UNSYNCED, d->updates,
+	/*
+	 * DISRUPTED (a VM restored or migrated: lclk(4)): the clock may be
+	 * seconds off and its history says nothing of it, as when unsynced.
+	 */
+	if (model->status == LCLK_STATUS_DISRUPTED)
+		disturbed = true;
+	step = sync_should_step(&d->cfg, model->status == LCLK_STATUS_UNSYNCED ||
+				model->status == LCLK_STATUS_DISRUPTED, d->updates,
 				m->offset_ns);
 	if (disturbed || step)
 		/* The offset history no longer fits one line. */

@@ -37,6 +37,8 @@ const char *lclk_status_name(uint32_t status)
 		return "synced";
 	case LCLK_STATUS_HOLDOVER:
 		return "holdover";
+	case LCLK_STATUS_DISRUPTED:
+		return "disrupted";
 	}
 	return "unknown";
 }

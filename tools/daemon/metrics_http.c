@@ -156,6 +156,7 @@ void metrics_render(const struct daemon_report *r, FILE *f)
 {
 	static const uint32_t statuses[] = {
 		LCLK_STATUS_UNSYNCED, LCLK_STATUS_SYNCED, LCLK_STATUS_HOLDOVER,
+		LCLK_STATUS_DISRUPTED,
 	};
 	struct prom pr = { .f = f };
 	char labels[512], dev[320] = "";

@@ -40,6 +40,16 @@
 #define LCLK_STATUS_UNSYNCED	0	/* never synchronised */
 #define LCLK_STATUS_SYNCED	1	/* last update is younger than holdover */
 #define LCLK_STATUS_HOLDOVER	2	/* last update is older than holdover */
+/*
+ * The hypervisor said that the VM's clocks were disrupted since the last
+ * update (its vmclock page's disruption_marker changed: a snapshot was
+ * restored, the VM migrated): the bound is unknown, as UNSYNCED's, until
+ * the next sync (LCLK_SET_BOUND). Never stored: readers compute it from
+ * the page (lclk_page.vmclock_marker, LCLK_PAGE_VMCLOCK). Only where
+ * there is a vmclock device (LCLK_CAP_VMCLOCK); lclk(4) says what cannot
+ * be seen without one.
+ */
+#define LCLK_STATUS_DISRUPTED	3
 
 /*
  * Fixed-point rate: rate_mult = rate_ppt * 2^LCLK_RATE_SHIFT / 10^12, so
@@ -60,6 +70,7 @@
 #define LCLK_CAP_MMAP		(1U << 0)	/* read-only mmap page */
 #define LCLK_CAP_PHC		(1U << 1)	/* registered as a PTP clock */
 #define LCLK_CAP_CPU_OFFSET	(1U << 2)	/* per-CPU offsets */
+#define LCLK_CAP_VMCLOCK	(1U << 3)	/* the hypervisor's vmclock page */
 
 struct lclk_info {
 	__u32 abi_version;	/* LCLK_ABI_VERSION */
@@ -70,7 +81,18 @@ struct lclk_info {
 	__u32 mmap_size;	/* bytes to map at offset 0 */
 	__s64 max_rate_ppt;	/* |rate| limit of this instance */
 	__u32 max_drift_ppb;	/* default bound growth */
-	__u32 rsv[9];
+	/*
+	 * With LCLK_CAP_VMCLOCK and a non-zero vmclock_size: the
+	 * hypervisor's vmclock page (linux/vmclock-abi.h), read-only, is
+	 * mmap()ed at offset vmclock_offset, vmclock_size bytes; readers of
+	 * the page compare its disruption_marker with lclk_page's
+	 * vmclock_marker. Zero where there is none (or it is not a whole
+	 * page): a reader of the page then uses the ioctls while
+	 * LCLK_PAGE_VMCLOCK is set.
+	 */
+	__u32 vmclock_offset;
+	__u32 vmclock_size;
+	__u32 rsv[7];
 };
 
 /* struct lclk_params.model_flags */
@@ -235,6 +257,14 @@ struct lclk_stats {
 /* struct lclk_page.flags */
 #define LCLK_PAGE_CPU_OFFSETS	(1U << 0)	/* some cpu_offset_ns is non-zero */
 #define LCLK_PAGE_REFUSED	(1U << 1)	/* not this process's: use the ioctls */
+/*
+ * There is a vmclock: a reading of the page whose status is SYNCED or
+ * HOLDOVER is DISRUPTED, with the bound unknown, if the vmclock page's
+ * disruption_marker (read under its seq_count) is not vmclock_marker,
+ * its value as of the last sync. A reader that cannot read the vmclock
+ * page (lclk_info.vmclock_size 0) uses the ioctls, which compare.
+ */
+#define LCLK_PAGE_VMCLOCK	(1U << 2)
 
 struct lclk_page {
 	__u32 seq;
@@ -244,7 +274,8 @@ struct lclk_page {
 	__u32 flags;		/* LCLK_PAGE_* */
 	__u32 rsv0;
 	struct lclk_params params;
-	__u64 rsv[6];
+	__u64 vmclock_marker;	/* with LCLK_PAGE_VMCLOCK: as of the last sync */
+	__u64 rsv[5];
 	__s64 cpu_offset_ns[];	/* indexed by CPU number */
 };
 

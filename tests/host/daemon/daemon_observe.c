@@ -127,6 +127,7 @@ TEST(metrics_text)
 	EXPECT_TRUE(has(t, "lclk_bound_seconds{device=\"/dev/lclk0\"} 5.6e-05\n"));
 	EXPECT_TRUE(has(t, "lclk_status{device=\"/dev/lclk0\",status=\"synced\"} 1\n"));
 	EXPECT_TRUE(has(t, "lclk_status{device=\"/dev/lclk0\",status=\"holdover\"} 0\n"));
+	EXPECT_TRUE(has(t, "lclk_status{device=\"/dev/lclk0\",status=\"disrupted\"} 0\n"));
 	EXPECT_TRUE(has(t, "# TYPE lclk_steps_total counter\nlclk_steps_total{device=\"/dev/lclk0\"} 1\n"));
 	EXPECT_TRUE(has(t, "lclk_rejected_replies_total{device=\"/dev/lclk0\"} 3\n"));
 	EXPECT_TRUE(has(t, "lclk_source_reach{source=\"ptp://veth0\",class=\"ptp\"} 255\n"));

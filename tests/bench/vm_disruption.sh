@@ -1,0 +1,7 @@
+#!/bin/sh
+# BENCH vm.disruption_violations: readings of the 7.2 guest's clock whose
+# bound a snapshot restore broke, over 20 restores of a snapshot taken 10 s
+# earlier (tests/vm/snapshot-restore says how; about 90 s). Needs
+# build/kernels/7.2/lclk.ko ("make bench" builds the matrix first).
+cd "$(dirname "$0")/../.." || exit 1
+exec tests/vm/snapshot-restore -l vm
