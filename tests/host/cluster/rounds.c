@@ -21,6 +21,7 @@
 #include "perfetto/perfetto.h"
 #include "cluster/cluster_round.h"
 #include "cluster/trace_merge.h"
+#include "lib/cli.h"
 
 #define US	1000LL
 #define MS	1000000LL
@@ -32,16 +33,25 @@
 
 /* What each collective is, and so what the merge must say of it. */
 enum kind {
-	LATE_PROVEN,	/* the late rank 5 ms late, 10 us bounds: certain */
-	LATE_LOOSE,	/* 5 ms late, but its clock claims 6 ms: ambiguous */
-	LATE_CLOSE,	/* 5 ms late, waits proven, but the rank before it in
-			 * the ring arrived 5 us before it, inside the bounds,
-			 * and never waited: who came last is not proven */
-	ON_TIME,	/* nobody late: no wait, no straggler */
-	LATE_WIRE,	/* 5 ms late, the tracer's clock claiming 6 ms, the
-			 * recorder's 10 us: the slices alone would order the
-			 * ranks, but the waits are not proven: ambiguous (the
-			 * verdict asks both, and errs towards ambiguous) */
+	/* the late rank 5 ms late, 10 us bounds: certain */
+	LATE_PROVEN,
+	/* 5 ms late, but its clock claims 6 ms: ambiguous */
+	LATE_LOOSE,
+	/*
+	 * 5 ms late, waits proven, but the rank before it in the ring
+	 * arrived 5 us before it, inside the bounds, and never waited: who
+	 * came last is not proven
+	 */
+	LATE_CLOSE,
+	/* nobody late: no wait, no straggler */
+	ON_TIME,
+	/*
+	 * 5 ms late, the tracer's clock claiming 6 ms, the recorder's 10 us:
+	 * the slices alone would order the ranks, but the waits are not
+	 * proven: ambiguous (the verdict asks both, and errs towards
+	 * ambiguous)
+	 */
+	LATE_WIRE,
 };
 
 static const struct {
@@ -53,7 +63,8 @@ static const struct {
 	{ LATE_CLOSE, 3 }, { LATE_PROVEN, 3 }, { ON_TIME, -1 }, { LATE_PROVEN, 1 },
 	{ LATE_WIRE, 0 }, { LATE_WIRE, 3 },
 };
-#define NCOLL	(int)(sizeof(truth) / sizeof(truth[0]))
+
+#define NCOLL	((int)ARRAY_SIZE(truth))
 
 struct job {
 	char dir[64];
@@ -160,11 +171,9 @@ static void one_collective(struct __test_metadata *_metadata, struct job *j, int
 	}
 }
 
-static void run_job(struct __test_metadata *_metadata, struct job *j)
+static void write_job(struct __test_metadata *_metadata, struct job *j)
 {
 	struct perfetto_clock clock = { .logical = true, .now_ns = T0 };
-	const char *paths[2 * RANKS], *err_path;
-	struct merge_opts o = { .window_ns = 0 };
 	char host[16];
 	int i, c;
 
@@ -180,7 +189,8 @@ static void run_job(struct __test_metadata *_metadata, struct job *j)
 		j->recorder[i] = perfetto_open(j->paths[RANKS + i], host, &clock);
 		ASSERT_NE(j->tracer[i], NULL);
 		ASSERT_NE(j->recorder[i], NULL);
-		j->seq_out[i] = j->seq_in[i] = 0xfffff000;
+		j->seq_out[i] = 0xfffff000;
+		j->seq_in[i] = 0xfffff000;
 	}
 	for (c = 0; c < NCOLL; c++)
 		one_collective(_metadata, j, c);
@@ -188,6 +198,15 @@ static void run_job(struct __test_metadata *_metadata, struct job *j)
 		ASSERT_EQ(perfetto_close(j->tracer[i]), 0);
 		ASSERT_EQ(perfetto_close(j->recorder[i]), 0);
 	}
+}
+
+static void run_job(struct __test_metadata *_metadata, struct job *j)
+{
+	const char *paths[2 * RANKS], *err_path;
+	struct merge_opts o = { .window_ns = 0 };
+	int i;
+
+	write_job(_metadata, j);
 	/* recorders' files first: the pairing does not depend on the order */
 	for (i = 0; i < 2 * RANKS; i++)
 		paths[i] = j->paths[(i + RANKS) % (2 * RANKS)];
@@ -286,6 +305,65 @@ TEST(the_per_rank_tally_counts_each_collective_once)
 	EXPECT_EQ(cluster_round_unpaired(cr), 0);
 	/* the per-TCP-pair view is still there: every chunk matched */
 	EXPECT_EQ(cluster_counts(j.res.match)->matched, 2 * RANKS * NCOLL);
+	job_cleanup(&j);
+}
+
+/* lclkctl [--json] trace merge of the job's files: its report in buf. */
+static void report(struct __test_metadata *_metadata, struct job *j, bool json,
+		   char *buf, size_t len)
+{
+	struct cli_global g = { .json = json };
+	char *argv[2 * RANKS + 2] = { "merge" }, path[sizeof(j->dir) + 16];
+	FILE *fp;
+	size_t n;
+	int saved, i;
+
+	for (i = 0; i < 2 * RANKS; i++)
+		argv[i + 1] = j->paths[i];
+	snprintf(path, sizeof(path), "%s/report", j->dir);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	ASSERT_NE(freopen(path, "w", stdout), NULL);
+	EXPECT_EQ(cmd_trace_merge_run(2 * RANKS + 1, argv, &g), 0);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	fp = fopen(path, "r");
+	ASSERT_NE(fp, NULL);
+	n = fread(buf, 1, len - 1, fp);
+	buf[n] = 0;
+	fclose(fp);
+	unlink(path);
+}
+
+TEST(the_report_names_each_collectives_straggler_in_text_and_json)
+{
+	static char text[16384], json[65536];
+	struct job j;
+
+	memset(&j, 0, sizeof(j));
+	write_job(_metadata, &j);
+	report(_metadata, &j, false, text, sizeof(text));
+	report(_metadata, &j, true, json, sizeof(json));
+	/* 14 collectives: 6 proven, 6 not (2 loose, 2 close, 2 wire), 2 on time */
+	EXPECT_NE(strstr(text, "collectives: 14 rounds by (group, seq), 12 with a wait: "
+			       "straggler certain in 6, ambiguous in 6\n"), NULL)
+		TH_LOG("%s", text);
+	EXPECT_NE(strstr(text, "  default #7 allreduce (4 ranks): straggler node3 "), NULL);
+	EXPECT_NE(strstr(text, "  default #10 allreduce (4 ranks): no wait\n"), NULL);
+	EXPECT_NE(strstr(text, "  default #9 allreduce (4 ranks): straggler node3 "), NULL);
+	EXPECT_NE(strstr(text, "collective straggler: node3 "), NULL);
+	if (getenv("LCLK_SHOW_REPORT"))
+		fprintf(stderr, "%s", text);
+	/* the message and per-rank views stay */
+	EXPECT_NE(strstr(text, "messages: 112 sends, 112 receives, 112 matched"), NULL);
+	EXPECT_NE(strstr(text, "waits: 24 rounds, a wait on a rank that sent late\n"), NULL);
+	EXPECT_NE(strstr(json, "\"collectives\":{\"rounds\":14,\"certain\":6,"
+			       "\"ambiguous\":6,\"no_wait\":2,\"unpaired\":0,"), NULL)
+		TH_LOG("%s", json);
+	EXPECT_NE(strstr(json, "{\"group\":\"default\",\"seq\":9,\"op\":\"allreduce\","
+			       "\"ranks\":4,\"waits\":2,"), NULL);
+	EXPECT_NE(strstr(json, "\"straggler\":null,\"verdict\":\"no wait\"}"), NULL);
 	job_cleanup(&j);
 }
 
