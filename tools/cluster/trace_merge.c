@@ -97,6 +97,7 @@ struct rank_id {
 	uint32_t input;
 	int64_t pair;			/* the tracer's rank of a recorder's, -1: none yet */
 	bool coll;			/* has collective slices: a recorder's */
+	bool traced;			/* has waits or messages: a tracer's */
 };
 
 /* A slice whose end packet is still to come. */
@@ -1041,12 +1042,12 @@ static int hold(struct merge *m, struct event *e)
 }
 
 /*
- * The rank whose waits a recorder's collective slice of rank holds: the
- * one process of another input with the same host name and pid that has
- * no collective slices of its own (the tracer's), once it is seen; rank
+ * The rank whose waits a recorder's collective slice of rank holds: itself
+ * when its own input traced it too (both in one file); else the one
+ * process of another input with the same host name and pid that has no
+ * collective slices of its own (the tracer's), once it is seen; rank
  * itself until then, or when there are several (hosts of one name whose
- * pids collide: which one is not known) or none (the recorder alone, or
- * both in one file).
+ * pids collide: which one is not known) or none (the recorder alone).
  */
 static uint32_t paired_rank(struct merge *m, uint32_t rank)
 {
@@ -1054,7 +1055,7 @@ static uint32_t paired_rank(struct merge *m, uint32_t rank)
 	uint32_t i, found = 0, pair = rank;
 
 	id->coll = true;
-	if (id->pair >= 0 || !id->key)
+	if (id->pair >= 0 || !id->key || id->traced)
 		return id->pair >= 0 ? (uint32_t)id->pair : rank;
 	for (i = 0; i < m->res->nranks; i++) {
 		const struct rank_id *o = &m->ids[i];
@@ -1076,7 +1077,7 @@ static void count_unpaired(struct merge *m)
 	uint32_t i;
 
 	for (i = 0; i < m->res->nranks; i++)
-		if (m->ids[i].coll && m->ids[i].pair < 0)
+		if (m->ids[i].coll && m->ids[i].pair < 0 && !m->ids[i].traced)
 			cluster_round_count_unpaired(m->res->rounds);
 }
 
@@ -1107,13 +1108,15 @@ static int on_event(struct merge *m, struct event *e)
 	err = hold(m, e);
 	if (err)
 		return err;
+	if ((e->waits || e->woken || e->msg) && e->rank < res->nranks)
+		m->ids[e->rank].traced = true;
 	if ((e->waits || e->woken || e->msg == MSG_IS_RECV) && e->end - e->begin >= m->block_ns) {
 		err = cluster_wait_block(res->wait, e->rank, e->begin, e->end, e->bound_begin,
 					 e->woken);
 		if (err)
 			return err;
 	}
-	if (e->coll && !e->instant) {
+	if (e->coll && !e->instant && e->rank < res->nranks) {
 		err = cluster_round_slice(res->rounds, paired_rank(m, e->rank), e->coll_group,
 					  e->coll_op, e->coll_seq, e->begin, e->end,
 					  e->bound_begin, e->bound_end);

@@ -68,6 +68,7 @@ static const struct {
 
 struct job {
 	char dir[64];
+	bool one_file;		/* the recorder's slices in the tracer's file */
 	struct perfetto *tracer[RANKS], *recorder[RANKS];
 	char paths[2 * RANKS][96];
 	uint32_t seq_out[RANKS], seq_in[RANKS];
@@ -177,7 +178,6 @@ static void write_job(struct __test_metadata *_metadata, struct job *j)
 	char host[16];
 	int i, c;
 
-	memset(j, 0, sizeof(*j));
 	strcpy(j->dir, "/tmp/lclk-rounds.XXXXXX");
 	ASSERT_NE(mkdtemp(j->dir), NULL);
 	for (i = 0; i < RANKS; i++) {
@@ -186,7 +186,8 @@ static void write_job(struct __test_metadata *_metadata, struct job *j)
 		snprintf(j->paths[RANKS + i], sizeof(j->paths[i]), "%s/rank%d.pftrace", j->dir, i);
 		/* the same host name in both: the same process, pid PID */
 		j->tracer[i] = perfetto_open(j->paths[i], host, &clock);
-		j->recorder[i] = perfetto_open(j->paths[RANKS + i], host, &clock);
+		j->recorder[i] = j->one_file ? j->tracer[i] :
+			perfetto_open(j->paths[RANKS + i], host, &clock);
 		ASSERT_NE(j->tracer[i], NULL);
 		ASSERT_NE(j->recorder[i], NULL);
 		j->seq_out[i] = 0xfffff000;
@@ -196,21 +197,24 @@ static void write_job(struct __test_metadata *_metadata, struct job *j)
 		one_collective(_metadata, j, c);
 	for (i = 0; i < RANKS; i++) {
 		ASSERT_EQ(perfetto_close(j->tracer[i]), 0);
-		ASSERT_EQ(perfetto_close(j->recorder[i]), 0);
+		if (!j->one_file)
+			ASSERT_EQ(perfetto_close(j->recorder[i]), 0);
 	}
 }
 
-static void run_job(struct __test_metadata *_metadata, struct job *j)
+static void run_job(struct __test_metadata *_metadata, struct job *j, bool one_file)
 {
 	const char *paths[2 * RANKS], *err_path;
 	struct merge_opts o = { .window_ns = 0 };
-	int i;
+	int i, n = one_file ? RANKS : 2 * RANKS;
 
+	memset(j, 0, sizeof(*j));
+	j->one_file = one_file;
 	write_job(_metadata, j);
 	/* recorders' files first: the pairing does not depend on the order */
-	for (i = 0; i < 2 * RANKS; i++)
-		paths[i] = j->paths[(i + RANKS) % (2 * RANKS)];
-	ASSERT_EQ(trace_merge(paths, 2 * RANKS, NULL, &o, &j->res, &err_path), 0);
+	for (i = 0; i < n; i++)
+		paths[i] = j->paths[one_file ? i : (i + RANKS) % (2 * RANKS)];
+	ASSERT_EQ(trace_merge(paths, n, NULL, &o, &j->res, &err_path), 0);
 }
 
 static void job_cleanup(struct job *j)
@@ -218,7 +222,8 @@ static void job_cleanup(struct job *j)
 	int i;
 
 	for (i = 0; i < 2 * RANKS; i++)
-		unlink(j->paths[i]);
+		if (j->paths[i][0])
+			unlink(j->paths[i]);
 	rmdir(j->dir);
 	merge_result_free(&j->res);
 }
@@ -245,13 +250,13 @@ static const char *kind_name(enum kind k)
 	return names[k];
 }
 
-TEST(each_collective_names_its_late_rank_certain_only_where_the_bounds_prove_it)
+static void check_each_collective(struct __test_metadata *_metadata, bool one_file)
 {
 	const struct cluster_round *cr;
 	struct job j;
 	int c;
 
-	run_job(_metadata, &j);
+	run_job(_metadata, &j, one_file);
 	cr = j.res.rounds;
 	ASSERT_NE(cr, NULL);
 	ASSERT_EQ(cluster_round_count(cr), NCOLL);
@@ -279,7 +284,19 @@ TEST(each_collective_names_its_late_rank_certain_only_where_the_bounds_prove_it)
 			EXPECT_EQ(r->waits, 0);
 		}
 	}
+	EXPECT_EQ(cluster_round_unpaired(cr), 0);
 	job_cleanup(&j);
+}
+
+TEST(each_collective_names_its_late_rank_certain_only_where_the_bounds_prove_it)
+{
+	check_each_collective(_metadata, false);
+}
+
+/* Both in one file (cat host0.pftrace rank0.pftrace): the same rounds. */
+TEST(the_recorders_slices_in_the_tracers_file_make_the_same_rounds)
+{
+	check_each_collective(_metadata, true);
 }
 
 TEST(the_per_rank_tally_counts_each_collective_once)
@@ -290,7 +307,7 @@ TEST(the_per_rank_tally_counts_each_collective_once)
 	uint64_t certain = 0, ambiguous = 0;
 	int c;
 
-	run_job(_metadata, &j);
+	run_job(_metadata, &j, false);
 	cr = j.res.rounds;
 	rank3 = tracer_rank(&j, 3);
 	ASSERT_GE(rank3, 0);
