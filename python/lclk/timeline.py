@@ -18,7 +18,8 @@ chain is certain only when every hop is. With --report (the merge's
 its own, named by its straggler and verdict, and the straggler's lanes
 outlined over it.
 
-    python3 -m lclk.timeline cluster.pftrace -o cluster.svg --start 1s --span 500ms [--main-threads] [--report merge.json]
+    python3 -m lclk.timeline cluster.pftrace -o cluster.svg --start 1s --span 500ms \
+            [--main-threads] [--report merge.json]
 """
 import argparse
 import html
@@ -110,7 +111,9 @@ def wait_verdicts(slices: Sequence[Slice]) -> Dict[int, Tuple[str, Slice]]:
         by_root.setdefault(rcv.root, []).append((snd, rcv))
     out: Dict[int, Tuple[str, Slice]] = {}
     for w in slices:
-        if kind(w) != "wait" or w.end_ns is None:
+        # a wait, or a TCP receive that blocked (lasted LINK_NS or more)
+        if w.end_ns is None or not (kind(w) == "wait" or (
+                kind(w) == "recv" and w.end_ns - w.start_ns >= LINK_NS)):
             continue
         ends = [(rcv.end_ns, snd) for snd, rcv in by_root.get(w.root, [])
                 if rcv.end_ns is not None and w.end_ns <= rcv.end_ns <= w.end_ns + LINK_NS]
@@ -165,7 +168,8 @@ def render(slices: Sequence[Slice], start_ns: int, span_ns: int,
     colour = {"wait": "#4a7fc1", "call": "#bbb", "send": "#3a9a4a", "recv": "#d9822b",
               "certain": "#1f3f7a", "ambiguous": "#9db8e0", "before": "#bbb"}
     verdict = wait_verdicts(shown)
-    dash = {"certain": "", "ambiguous": ' stroke-dasharray="4,2"', "before": ' stroke-dasharray="1,2"'}
+    dash = {"certain": "", "ambiguous": ' stroke-dasharray="4,2"',
+            "before": ' stroke-dasharray="1,2"'}
     for s in sorted(shown, key=lambda s: kind(s) in ("send", "recv")):
         k, x0 = kind(s), x(s.start_ns)
         w = max(x(s.end_ns or s.start_ns) - x0, 1.5)
@@ -173,7 +177,10 @@ def render(slices: Sequence[Slice], start_ns: int, span_ns: int,
         tip = "%s %s %.3f ms" % (s.name, s.args.get("outcome", ""),
                                  ((s.end_ns or s.start_ns) - s.start_ns) / 1e6)
         fill = colour[k]
-        if id(s) in verdict:
+        if id(s) in verdict and k == "recv":
+            tip += "; a wait: the message that ended it left after it began: %s" % (
+                verdict[id(s)][0])
+        elif id(s) in verdict:
             v = verdict[id(s)][0]
             fill = colour[v]
             tip += "; the message that ended it left after it began: %s" % (
@@ -190,7 +197,12 @@ def render(slices: Sequence[Slice], start_ns: int, span_ns: int,
             out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#c33" '
                        'stroke-width="1"><title>bound %.3f us</title></line>'
                        % (xa, top + h / 2, xb, top + h / 2, b / 1e3))
-    ended = {id(snd): v for v, snd in verdict.values()}
+    # a send that ended two waits (a poll and the receive after it): the
+    # weaker ordering
+    ended: Dict[int, str] = {}
+    for v, snd in verdict.values():
+        if ended.get(id(snd)) != "ambiguous":
+            ended[id(snd)] = v
     for snd, rcv in arrows(shown):
         style = dash[ended[id(snd)]] if id(snd) in ended else ""
         out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#555" '

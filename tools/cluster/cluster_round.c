@@ -53,7 +53,7 @@ struct rank_rounds {
 };
 
 struct cluster_round {
-	int64_t horizon_ns;
+	int64_t horizon_ns, link_ns;
 	char **names;
 	size_t nnames, names_cap;
 	struct rank_rounds *ranks;
@@ -66,13 +66,24 @@ struct cluster_round {
 	uint64_t late, unplaced, unpaired;
 };
 
-struct cluster_round *cluster_round_new(int64_t horizon_ns)
+struct cluster_round *cluster_round_new(int64_t horizon_ns, int64_t link_ns)
 {
 	struct cluster_round *cr = calloc(1, sizeof(*cr));
 
-	if (cr)
+	if (cr) {
 		cr->horizon_ns = horizon_ns;
+		cr->link_ns = link_ns;
+	}
 	return cr;
+}
+
+/* w ends inside s, or (late) within link_ns after s ended. */
+static bool holds(const struct cluster_round *cr, int64_t begin, int64_t end,
+		  const struct settled_wait *w, bool late)
+{
+	if (!late)
+		return w->end >= begin && w->end <= end;
+	return w->end > end && (__int128)w->end - end <= cr->link_ns;
 }
 
 static void round_free(struct round *r)
@@ -246,7 +257,7 @@ int cluster_round_slice(struct cluster_round *cr, uint32_t rank, uint32_t group,
 	for (i = kept = 0; i < rr->nunplaced; i++) {
 		const struct settled_wait *w = &rr->unplaced[i];
 
-		if (w->end >= begin && w->end <= end) {
+		if (holds(cr, begin, end, w, false) || holds(cr, begin, end, w, true)) {
 			if (place(r, w))
 				return -ENOMEM;
 		} else {
@@ -260,23 +271,25 @@ int cluster_round_slice(struct cluster_round *cr, uint32_t rank, uint32_t group,
 int cluster_round_wait(struct cluster_round *cr, const struct settled_wait *w)
 {
 	struct rank_rounds *rr = rank_get(cr, w->waiter);
-	unsigned int i;
+	unsigned int i, late;
 
 	if (!rr)
 		return -ENOMEM;
-	for (i = rr->nslices; i > 0 && rr->nslices - i < SLICES; i--) {
-		const struct rslice *s = &rr->slices[(i - 1) % SLICES];
-		struct round *r;
+	/* A slice that holds it, else one that ended just before it did. */
+	for (late = 0; late < 2; late++)
+		for (i = rr->nslices; i > 0 && rr->nslices - i < SLICES; i--) {
+			const struct rslice *s = &rr->slices[(i - 1) % SLICES];
+			struct round *r;
 
-		if (w->end < s->begin || w->end > s->end)
-			continue;
-		r = open_round(cr, s->group, s->seq);
-		if (!r) {
-			cr->unplaced++;		/* its round closed already */
-			return 0;
+			if (!holds(cr, s->begin, s->end, w, late))
+				continue;
+			r = open_round(cr, s->group, s->seq);
+			if (!r) {
+				cr->unplaced++;		/* its round closed already */
+				return 0;
+			}
+			return place(r, w);
 		}
-		return place(r, w);
-	}
 	if (rr->nunplaced == UNPLACED) {	/* the oldest found no slice */
 		memmove(rr->unplaced, rr->unplaced + 1, --rr->nunplaced * sizeof(*rr->unplaced));
 		cr->unplaced++;

@@ -8,6 +8,11 @@
  * that holds the wait's end, and each round names its straggler: the root
  * the round's waits waited on longest.
  *
+ * A wait ending within link_ns after the waiter's slice ended is still
+ * that collective's when no slice of the rank holds it: the recorder
+ * stamps an async collective's end when its completion callback runs,
+ * which may be just before the thread that waited for it is woken.
+ *
  * The verdict is certain only when the bounds prove that the straggler
  * came last: every wait of the round is rooted at it and proven (every
  * hop, as cluster_wait.h says), and every other rank of the collective
@@ -57,7 +62,7 @@ struct settled_wait {
 
 struct cluster_round;
 
-struct cluster_round *cluster_round_new(int64_t horizon_ns);
+struct cluster_round *cluster_round_new(int64_t horizon_ns, int64_t link_ns);
 void cluster_round_free(struct cluster_round *cr);
 
 /*

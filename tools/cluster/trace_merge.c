@@ -1329,7 +1329,8 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 	m.heap = calloc(n, sizeof(*m.heap));
 	res->match = cluster_match_new(n, 10 * m.window_ns, on_match, &m);
 	res->wait = cluster_wait_new(o ? o->link_ns : 0, m.window_ns, m.block_ns);
-	res->rounds = cluster_round_new(m.window_ns);
+	res->rounds = cluster_round_new(m.window_ns, o && o->link_ns ? o->link_ns :
+					CLUSTER_DEFAULT_LINK_NS);
 	if (!res->inputs || !m.in || !m.heap || !res->match || !res->wait || !res->rounds) {
 		err = -ENOMEM;
 		goto out;

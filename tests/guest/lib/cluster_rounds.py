@@ -22,7 +22,9 @@ for x in rounds:
         x["waits"], x["waited_ns"] / 1e6))
 share = len(slow_ones) / len(waited) if waited else 0
 certain_share = len(certain) / len(slow_ones) if slow_ones else 0
-print("# %s: %d collectives, %d with a wait, %s straggler of %.3f, certain %.3f, unpaired %d" % (
-    case, len(rounds), len(waited), slow, share, certain_share, c["unpaired"]))
+print("# %s: %d collectives, %d with a wait, %s straggler of %.3f, certain %.3f, unpaired %d, "
+      "late slices %d, waits in no collective %d" % (
+          case, len(rounds), len(waited), slow, share, certain_share, c["unpaired"],
+          c["late_slices"], c["unplaced_waits"]))
 print("ROUNDS_%s %d %d %f %f %d" % (case, len(rounds), len(waited), share, certain_share,
                                     c["unpaired"]))
