@@ -3,8 +3,10 @@
  * Per rank, its last few collective slices (where a wait that settles
  * later finds its round) and its last few waits that no slice held yet
  * (a slice is handed over at its end, which may come after the wait
- * settled: an async collective completes late); the open rounds, by
- * (group, seq); the closed rounds' results and per rank its tally.
+ * settled: an async collective completes late); the open rounds, found
+ * by (group, seq) through a hash table (a job with many process groups
+ * and fast collectives has thousands open); the closed rounds' results
+ * and per rank its tally. Names are interned through a hash table too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,6 +58,10 @@ struct cluster_round {
 	int64_t horizon_ns, link_ns;
 	char **names;
 	size_t nnames, names_cap;
+	uint32_t *name_idx;		/* open addressing: name index + 1, 0: free */
+	size_t name_idx_cap;		/* a power of two, over twice nnames */
+	uint32_t *open_idx;		/* the same, of open rounds by (group, seq) */
+	size_t open_idx_cap;
 	struct rank_rounds *ranks;
 	uint32_t nranks;
 	struct round *open;		/* in the order their first slice ended */
@@ -101,6 +107,8 @@ void cluster_round_free(struct cluster_round *cr)
 	for (i = 0; i < cr->nnames; i++)
 		free(cr->names[i]);
 	free(cr->names);
+	free(cr->name_idx);
+	free(cr->open_idx);
 	free(cr->ranks);
 	for (i = 0; i < cr->nopen; i++)
 		round_free(&cr->open[i]);
@@ -137,25 +145,83 @@ static int grow32(void **v, size_t size, uint32_t n, uint32_t *cap)
 	return err;
 }
 
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t hash_round(uint32_t group, uint64_t seq)
+{
+	uint64_t x = seq * 0x9e3779b97f4a7c15ULL ^ group;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	return x ^ (x >> 31);
+}
+
+/* A table of cap (a power of two) slots, over twice n: 0 or -ENOMEM. */
+static int table_room(uint32_t **t, size_t *cap, size_t n)
+{
+	size_t c = *cap ? *cap : 16;
+	uint32_t *nt;
+
+	while (2 * (n + 1) > c)
+		c *= 2;
+	if (c == *cap)
+		return 0;
+	nt = calloc(c, sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	free(*t);
+	*t = nt;
+	*cap = c;
+	return 1;	/* emptied: the caller fills it again */
+}
+
+static void name_insert(struct cluster_round *cr, size_t idx)
+{
+	const char *s = cr->names[idx];
+	size_t i = hash_bytes((const uint8_t *)s, strlen(s)) & (cr->name_idx_cap - 1);
+
+	while (cr->name_idx[i])
+		i = (i + 1) & (cr->name_idx_cap - 1);
+	cr->name_idx[i] = (uint32_t)idx + 1;
+}
+
 uint32_t cluster_round_intern(struct cluster_round *cr, const uint8_t *name, size_t len)
 {
-	size_t i;
+	size_t i, k;
 	char *s;
+	int err;
 
 	if (len > NAME_MAX_LEN)
 		len = NAME_MAX_LEN;
-	for (i = 0; i < cr->nnames; i++)
-		if (!strncmp(cr->names[i], (const char *)name, len) && !cr->names[i][len])
-			return i;
+	for (i = cr->name_idx_cap ? hash_bytes(name, len) & (cr->name_idx_cap - 1) : 0;
+	     cr->name_idx_cap && cr->name_idx[i]; i = (i + 1) & (cr->name_idx_cap - 1)) {
+		const char *n = cr->names[cr->name_idx[i] - 1];
+
+		if (!strncmp(n, (const char *)name, len) && !n[len])
+			return cr->name_idx[i] - 1;
+	}
 	if (cr->nnames >= UINT32_MAX - 1 ||
 	    grow((void **)&cr->names, sizeof(*cr->names), cr->nnames, &cr->names_cap))
 		return UINT32_MAX;
+	err = table_room(&cr->name_idx, &cr->name_idx_cap, cr->nnames);
+	if (err < 0)
+		return UINT32_MAX;
+	if (err)
+		for (k = 0; k < cr->nnames; k++)
+			name_insert(cr, k);
 	s = malloc(len + 1);
 	if (!s)
 		return UINT32_MAX;
 	memcpy(s, name, len);
 	s[len] = 0;
 	cr->names[cr->nnames] = s;
+	name_insert(cr, cr->nnames);
 	return (uint32_t)cr->nnames++;
 }
 
@@ -184,12 +250,39 @@ static struct rank_rounds *rank_get(struct cluster_round *cr, uint32_t rank)
 
 static struct round *open_round(struct cluster_round *cr, uint32_t group, uint64_t seq)
 {
+	size_t i, mask = cr->open_idx_cap - 1;
+
+	if (!cr->open_idx_cap)
+		return NULL;
+	for (i = hash_round(group, seq) & mask; cr->open_idx[i]; i = (i + 1) & mask) {
+		struct round *r = &cr->open[cr->open_idx[i] - 1];
+
+		if (r->group == group && r->seq == seq)
+			return r;
+	}
+	return NULL;
+}
+
+static void open_insert(struct cluster_round *cr, size_t idx)
+{
+	size_t mask = cr->open_idx_cap - 1;
+	size_t i = hash_round(cr->open[idx].group, cr->open[idx].seq) & mask;
+
+	while (cr->open_idx[i])
+		i = (i + 1) & mask;
+	cr->open_idx[i] = (uint32_t)idx + 1;
+}
+
+/* The table of open rounds again, from scratch: after they moved. */
+static void open_reindex(struct cluster_round *cr)
+{
 	size_t i;
 
-	for (i = cr->nopen; i > 0; i--)
-		if (cr->open[i - 1].group == group && cr->open[i - 1].seq == seq)
-			return &cr->open[i - 1];
-	return NULL;
+	if (!cr->open_idx_cap)
+		return;
+	memset(cr->open_idx, 0, cr->open_idx_cap * sizeof(*cr->open_idx));
+	for (i = 0; i < cr->nopen; i++)
+		open_insert(cr, i);
 }
 
 /* Whether (group, seq) was closed already: among the last closed. */
@@ -236,11 +329,20 @@ int cluster_round_slice(struct cluster_round *cr, uint32_t rank, uint32_t group,
 		return 0;
 	}
 	if (!r) {
-		if (grow((void **)&cr->open, sizeof(*cr->open), cr->nopen, &cr->open_cap))
+		int err;
+
+		if (cr->nopen >= UINT32_MAX - 1 ||
+		    grow((void **)&cr->open, sizeof(*cr->open), cr->nopen, &cr->open_cap))
 			return -ENOMEM;
-		r = &cr->open[cr->nopen++];
+		err = table_room(&cr->open_idx, &cr->open_idx_cap, cr->nopen);
+		if (err < 0)
+			return err;
+		if (err)
+			open_reindex(cr);
+		r = &cr->open[cr->nopen];
 		*r = (struct round){ .seq = seq, .group = group, .op = op,
 				     .begin = begin, .end = end };
+		open_insert(cr, cr->nopen++);
 	}
 	for (j = 0; j < r->nparts; j++)
 		if (r->parts[j].rank == rank)
@@ -417,7 +519,10 @@ int cluster_round_settle(struct cluster_round *cr, int64_t now_ns)
 			cr->open[kept++] = *r;
 		}
 	}
-	cr->nopen = kept;
+	if (kept != cr->nopen) {
+		cr->nopen = kept;
+		open_reindex(cr);
+	}
 	if (now_ns == INT64_MAX)
 		for (k = 0; k < cr->nranks; k++) {
 			cr->unplaced += cr->ranks[k].nunplaced;

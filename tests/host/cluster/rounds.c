@@ -398,4 +398,62 @@ TEST(the_report_names_each_collectives_straggler_in_text_and_json)
 	job_cleanup(&j);
 }
 
+/*
+ * Thousands of process groups, each with collectives open at once (the
+ * tables of names and open rounds grow and are rebuilt as rounds close):
+ * every round keeps its own ranks and waits. Rank g's waits are rooted at
+ * rank g + 1, proven; rank g + 1 begins 10 ms after, bounds 1 us.
+ */
+TEST(thousands_of_groups_open_at_once_keep_their_rounds_apart)
+{
+	struct cluster_round *cr = cluster_round_new(MS, MS);
+	const int groups = 3000, seqs = 3;
+	char name[16];
+	uint32_t op;
+	int g, k;
+	size_t i;
+
+	ASSERT_NE(cr, NULL);
+	op = cluster_round_intern(cr, (const uint8_t *)"allreduce", 9);
+	ASSERT_EQ(op, 0);
+	for (k = 0; k < seqs; k++)
+		for (g = 0; g < groups; g++) {
+			int64_t t = T0 + k * 100 * MS + g * US;
+			uint32_t grp;
+			struct settled_wait w = {
+				.waiter = 2 * g, .root = 2 * g + 1, .begin = t, .end = t + 10 * MS,
+				.proven = true,
+			};
+
+			snprintf(name, sizeof(name), "tp%d", g);
+			grp = cluster_round_intern(cr, (const uint8_t *)name, strlen(name));
+			op = cluster_round_intern(cr, (const uint8_t *)"allreduce", 9);
+			ASSERT_EQ(grp, (uint32_t)g + 1);	/* after the op's */
+			ASSERT_EQ(cluster_round_intern(cr, (const uint8_t *)"allreduce", 9), op);
+			ASSERT_EQ(cluster_round_slice(cr, 2 * g, grp, op, k, t, t + 11 * MS,
+						      US, US), 0);
+			ASSERT_EQ(cluster_round_slice(cr, 2 * g + 1, grp, op, k, t + 10 * MS,
+						      t + 11 * MS, US, US), 0);
+			ASSERT_EQ(cluster_round_wait(cr, &w), 0);
+			/* the first half of the groups' rounds of k close here */
+			if (g == groups / 2 && k > 0)
+				ASSERT_EQ(cluster_round_settle(cr, T0 + (k - 1) * 100 * MS +
+							       groups / 2 * US + 14 * MS), 0);
+		}
+	ASSERT_EQ(cluster_round_settle(cr, INT64_MAX), 0);
+	ASSERT_EQ(cluster_round_count(cr), (size_t)groups * seqs);
+	EXPECT_EQ(cluster_round_total(cr, ROUND_CERTAIN), (uint64_t)groups * seqs);
+	for (i = 0; i < cluster_round_count(cr); i++) {
+		const struct round_result *r = cluster_round_get(cr, i);
+
+		EXPECT_EQ(r->nranks, 2);
+		EXPECT_EQ(r->waits, 1);
+		EXPECT_EQ(r->straggler, 2 * (r->group - 1) + 1);
+		snprintf(name, sizeof(name), "tp%u", r->group - 1);
+		EXPECT_STREQ(cluster_round_group(cr, r->group), name);
+	}
+	EXPECT_EQ(cluster_round_unplaced(cr), 0);
+	cluster_round_free(cr);
+}
+
 TEST_HARNESS_MAIN
