@@ -54,6 +54,16 @@ static const char usage[] =
 "taken as far ahead as the least delay of the traffic to it allows (not as\n"
 "its bound says): its receive came after one the tracer lost.\n"
 "\n"
+"Collectives: given the recorder's traces too (lclk.torch: a slice per\n"
+"collective, its process group and sequence number), paired with the\n"
+"tracer's process of the same host name and pid, each (group, seq) is a\n"
+"round: the waits inside each rank's slice of it (or within --link after\n"
+"it) name its straggler, the rank they waited on longest; certain only when\n"
+"every wait of the round is rooted at it and proven, and every other rank\n"
+"of the collective waited so or began its slice before the straggler's by\n"
+"more than both bounds; else ambiguous. A collective nobody waited in has\n"
+"no straggler.\n"
+"\n"
 "Inputs are streamed: memory holds one read buffer per input, the events of\n"
 "the last --window and the sends not yet received.\n"
 "\n"
@@ -130,6 +140,76 @@ static void print_waits(const struct merge_result *r)
 	}
 	if (s >= 0)
 		printf("straggler: %s\n", r->rank_names[s]);
+}
+
+static const char *rank_name(const struct merge_result *r, int64_t rank)
+{
+	return rank >= 0 && rank < r->nranks ? r->rank_names[rank] : "?";
+}
+
+/* The rank straggler of most rounds with a wait; -1 without one. */
+static int64_t collective_straggler(const struct merge_result *r)
+{
+	const struct cluster_round *cr = r->rounds;
+	uint64_t best_n = 0;
+	int64_t best = -1;
+	uint32_t i;
+
+	for (i = 0; i < r->nranks; i++) {
+		uint64_t n = cluster_round_straggler_of(cr, i, ROUND_CERTAIN) +
+			     cluster_round_straggler_of(cr, i, ROUND_AMBIGUOUS);
+
+		if (n > best_n) {
+			best_n = n;
+			best = i;
+		}
+	}
+	return best;
+}
+
+static void print_rounds(const struct merge_result *r)
+{
+	const struct cluster_round *cr = r->rounds;
+	size_t n = cluster_round_count(cr), k;
+	uint64_t certain = cluster_round_total(cr, ROUND_CERTAIN);
+	uint64_t ambiguous = cluster_round_total(cr, ROUND_AMBIGUOUS);
+	int64_t s = collective_straggler(r);
+	uint32_t i;
+
+	if (!n)
+		return;
+	printf("collectives: %zu rounds by (group, seq), %llu with a wait: straggler certain in %llu, ambiguous in %llu\n",
+	       n, (unsigned long long)(certain + ambiguous), (unsigned long long)certain,
+	       (unsigned long long)ambiguous);
+	for (i = 0; i < r->nranks; i++) {
+		uint64_t c = cluster_round_straggler_of(cr, i, ROUND_CERTAIN);
+		uint64_t a = cluster_round_straggler_of(cr, i, ROUND_AMBIGUOUS);
+
+		if (c + a)
+			printf("  %s: straggler of %llu (%llu certain, %llu ambiguous)\n",
+			       r->rank_names[i], (unsigned long long)(c + a),
+			       (unsigned long long)c, (unsigned long long)a);
+	}
+	if (cluster_round_unpaired(cr))
+		printf("  %llu recorder processes with no traced process of the same host and pid: their waits are in no round\n",
+		       (unsigned long long)cluster_round_unpaired(cr));
+	if (cluster_round_late(cr) || cluster_round_unplaced(cr))
+		printf("  %llu slices of a round already closed, %llu waits in no collective\n",
+		       (unsigned long long)cluster_round_late(cr),
+		       (unsigned long long)cluster_round_unplaced(cr));
+	for (k = 0; k < n; k++) {
+		const struct round_result *rr = cluster_round_get(cr, k);
+
+		printf("  %s #%llu %s (%u ranks): ", cluster_round_group(cr, rr->group),
+		       (unsigned long long)rr->seq, cluster_round_group(cr, rr->op), rr->nranks);
+		if (rr->verdict == ROUND_NO_WAIT)
+			printf("no wait\n");
+		else
+			printf("straggler %s, %s; %u waits, %.3f ms\n", rank_name(r, rr->straggler),
+			       round_verdict_name(rr->verdict), rr->waits, rr->waited_ns / 1e6);
+	}
+	if (s >= 0)
+		printf("collective straggler: %s\n", r->rank_names[s]);
 }
 
 /* A bound, or null when it is unknown (an unsynced clock). */
@@ -233,6 +313,7 @@ static void print_text(const struct merge_result *r)
 			       ck.lying ? "  LYING" : "");
 		}
 	print_waits(r);
+	print_rounds(r);
 }
 
 static void json_pair_dir(struct json *j, const char *key, const struct cluster_pair *p)
@@ -245,6 +326,63 @@ static void json_pair_dir(struct json *j, const char *key, const struct cluster_
 	json_uint(j, "ambiguous", p->ambiguous);
 	json_uint(j, "inversions", p->inversions);
 	json_uint(j, "unknown", p->unknown);
+	json_obj_end(j);
+}
+
+static void json_rounds(struct json *j, const struct merge_result *r)
+{
+	const struct cluster_round *cr = r->rounds;
+	size_t n = cluster_round_count(cr), k;
+	int64_t s = collective_straggler(r);
+	uint32_t i;
+
+	json_obj_begin(j, "collectives");
+	json_uint(j, "rounds", n);
+	json_uint(j, "certain", cluster_round_total(cr, ROUND_CERTAIN));
+	json_uint(j, "ambiguous", cluster_round_total(cr, ROUND_AMBIGUOUS));
+	json_uint(j, "no_wait", cluster_round_total(cr, ROUND_NO_WAIT));
+	json_uint(j, "unpaired", cluster_round_unpaired(cr));
+	json_uint(j, "late_slices", cluster_round_late(cr));
+	json_uint(j, "unplaced_waits", cluster_round_unplaced(cr));
+	if (s >= 0)
+		json_str(j, "straggler", r->rank_names[s]);
+	else
+		json_null(j, "straggler");
+	json_arr_begin(j, "ranks");
+	for (i = 0; i < r->nranks; i++) {
+		uint64_t c = cluster_round_straggler_of(cr, i, ROUND_CERTAIN);
+		uint64_t a = cluster_round_straggler_of(cr, i, ROUND_AMBIGUOUS);
+
+		if (!(c + a))
+			continue;
+		json_obj_begin(j, NULL);
+		json_str(j, "name", r->rank_names[i]);
+		json_uint(j, "certain", c);
+		json_uint(j, "ambiguous", a);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_arr_begin(j, "by_round");
+	for (k = 0; k < n; k++) {
+		const struct round_result *rr = cluster_round_get(cr, k);
+
+		json_obj_begin(j, NULL);
+		json_str(j, "group", cluster_round_group(cr, rr->group));
+		json_uint(j, "seq", rr->seq);
+		json_str(j, "op", cluster_round_group(cr, rr->op));
+		json_uint(j, "ranks", rr->nranks);
+		json_uint(j, "waits", rr->waits);
+		json_int(j, "waited_ns", rr->waited_ns);
+		json_int(j, "begin_ns", rr->begin_ns);
+		json_int(j, "end_ns", rr->end_ns);
+		if (rr->straggler >= 0)
+			json_str(j, "straggler", rank_name(r, rr->straggler));
+		else
+			json_null(j, "straggler");
+		json_str(j, "verdict", round_verdict_name(rr->verdict));
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_obj_end(j);
 }
 
@@ -315,9 +453,31 @@ static void print_json(const struct merge_result *r)
 			violations += cluster_pair(r->match, a, b)->violations;
 	json_uint(&j, "lying_pairs", lying);
 	json_ranks(&j, r);
+	json_rounds(&j, r);
 	json_uint(&j, "violations", violations);
 	json_obj_end(&j);
 	json_end(&j);
+}
+
+static void prom_rounds(struct prom *pr, const struct merge_result *r)
+{
+	static const enum round_verdict verdicts[] = { ROUND_CERTAIN, ROUND_AMBIGUOUS };
+	unsigned int v;
+	uint32_t i;
+
+	for (i = 0; i < r->nranks; i++)
+		for (v = 0; v < 2; v++) {
+			uint64_t n = cluster_round_straggler_of(r->rounds, i, verdicts[v]);
+			char labels[512] = "";
+
+			if (!n)
+				continue;
+			prom_label(labels, sizeof(labels), "rank", r->rank_names[i]);
+			prom_label(labels, sizeof(labels), "verdict",
+				   round_verdict_name(verdicts[v]));
+			prom_sample(pr, "lclk_cluster_collective_straggler_rounds_total", labels,
+				    n);
+		}
 }
 
 static int write_prom(const char *path, const struct merge_result *r)
@@ -356,6 +516,10 @@ static int write_prom(const char *path, const struct merge_result *r)
 				prom_sample(&pr, "lclk_cluster_pair_claimed_bound_ns", labels,
 					    ck.claim_ns);
 		}
+	/* After the pairs' samples: a family's samples together, under its own header. */
+	prom_family(&pr, "lclk_cluster_collective_straggler_rounds_total", "counter",
+		    "Collectives (group, seq) whose waits named the rank their straggler, by verdict.");
+	prom_rounds(&pr, r);
 	return prom_commit(&pr);
 }
 

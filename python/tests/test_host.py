@@ -439,10 +439,58 @@ class Timeline(unittest.TestCase):
         self.assertEqual([(s.start_ns, r.start_ns) for s, r in pairs], [(1000, 3500)])
         svg = timeline.render(slices, 0, 10000)
         self.assertEqual(svg.count("marker-end"), 1)
-        self.assertEqual(svg.count('fill="#4a7fc1"'), 3)   # the two waits and the legend's
+        # node0's poll (no message ended it) and the legend's; node1's wait,
+        # ended by a send of no bound, is drawn ambiguous
+        self.assertEqual(svg.count('fill="#4a7fc1"'), 2)
+        self.assertEqual(svg.count('fill="#9db8e0"'), 2)   # and the legend's
         self.assertIn(">node0: ", svg)
         self.assertIn(">node1: ", svg)
         self.assertTrue(timeline.main_thread("mpi (pid 7) / mpi (tid 7)"))
+
+    def test_each_waits_verdict_the_bounds_and_each_rounds_straggler_are_drawn(self):
+        """Two waits of host a, each ended by a message of host b: one sent
+        5 ms after the wait began against 2 us of bounds (certain), one 1 us
+        after against 5 ms (ambiguous); bounds of 1 ms drawn as whiskers
+        where wide enough; a round of the merge's report, its straggler's
+        lanes outlined."""
+        def sl(root, cat, name, start, end, bound, **args):
+            s = perfetto.Slice(root + " / main (tid 1)", cat, name, start,
+                               dict(args, earliest_ns=start - bound, latest_ns=end + bound),
+                               root=root)
+            s.end_ns = end
+            return s
+        a, b, ms = "a: p (pid 1)", "b: p (pid 2)", 1000000
+        msg = dict(src="b:1", dst="a:2", len=10)
+        slices = [
+            sl(a, "syscall", "poll", 0, 10 * ms, 1000, outcome="data"),
+            sl(b, "tcp", "tcp_send", 5 * ms, 5 * ms + 2000, 1000, seq=0, **msg),
+            sl(a, "tcp", "tcp_recv", 10 * ms, 10 * ms + 100, 1000, seq=0, **msg),
+            sl(a, "syscall", "poll", 20 * ms, 30 * ms, ms, outcome="data"),
+            sl(b, "tcp", "tcp_send", 20 * ms + 1000, 20 * ms + 3000, 4 * ms, seq=10, **msg),
+            sl(a, "tcp", "tcp_recv", 30 * ms, 30 * ms + 100, ms, seq=10, **msg),
+        ]
+        v = timeline.wait_verdicts(slices)
+        self.assertEqual(sorted(x[0] for x in v.values()), ["ambiguous", "certain"])
+        self.assertEqual(v[id(slices[0])][0], "certain")
+        self.assertEqual(v[id(slices[3])][0], "ambiguous")
+        rep = {"collectives": {"by_round": [
+            dict(group="default", seq=7, op="allreduce", begin_ns=0, end_ns=11 * ms, waits=1,
+                 straggler="b p (pid 2)", verdict="certain"),
+            dict(group="default", seq=8, op="allreduce", begin_ns=19 * ms, end_ns=31 * ms,
+                 waits=1, straggler="b p (pid 2)", verdict="ambiguous")]}}
+        svg = timeline.render(slices, 0, 40 * ms, report=rep)
+        self.assertEqual(svg.count('fill="#1f3f7a"'), 2)     # the certain wait, the legend
+        self.assertEqual(svg.count('fill="#9db8e0"'), 2)     # the ambiguous one, the legend
+        self.assertEqual(svg.count('stroke-dasharray="4,2"'), 1)    # its arrow
+        self.assertIn("#7 b: certain", svg)
+        self.assertIn("#8 b: ambiguous", svg)
+        # b's lane outlined over each round, in its verdict's colour
+        self.assertEqual(svg.count('fill="none" stroke="#b22"'), 1)
+        self.assertEqual(svg.count('fill="none" stroke="#e8a33c"'), 1)
+        # 1 ms and 4 ms bounds are wider than half a pixel at 40 ms: whiskers
+        self.assertGreaterEqual(svg.count("<title>bound 1000.000 us</title>"), 4)
+        self.assertIn("<title>bound 4000.000 us</title>", svg)
+        self.assertNotIn("<title>bound 1.000 us</title>", svg)     # narrower: not drawn
 
     def test_a_merged_trace_of_threads(self):
         # lclkctl trace's writer (through tests/bench/cluster_gen: 3 hosts, pid

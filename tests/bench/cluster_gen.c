@@ -91,6 +91,7 @@ int main(int argc, char **argv)
 			int64_t jitter = random() % (20 * US), begin = t + jitter;
 			struct perfetto_arg coll[] = {
 				{ .name = "seq", .val = r }, { .name = "rank", .val = i },
+				{ .name = "group", .str = "default" },
 				{ .name = "bound_begin_ns", .val = h->bound },
 				{ .name = "bound_end_ns", .val = h->bound },
 			};
@@ -112,8 +113,8 @@ int main(int argc, char **argv)
 						     h->seq_in);
 				h->seq_in += CHUNK;
 			}
-			err = err ?: slice(h, "collective", "allreduce", begin, begin + 900 * US,
-					   coll, 4, 4242);
+			err = err ?: slice(h, "lclk.collective", "allreduce", begin,
+					   begin + 900 * US, coll, 5, 4242);
 		}
 	}
 	for (i = 0; i < n; i++)

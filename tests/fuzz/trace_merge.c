@@ -2,8 +2,11 @@
 /*
  * lclkctl trace merge on arbitrary bytes: the input twice, as two hosts
  * (so that its sends can match the other copy's receives), merged into
- * /dev/null. Whatever the bytes, no crash, and the counts add up.
+ * /dev/null. Whatever the bytes, no crash, and the counts add up: the
+ * rounds by collective too (a straggler only where a wait was, one of the
+ * ranks, every round of one verdict).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,28 @@
 #include <unistd.h>
 
 #include "cluster/trace_merge.h"
+
+static bool rounds_add_up(const struct merge_result *res)
+{
+	const struct cluster_round *cr = res->rounds;
+	uint64_t sum = 0;
+	size_t i;
+	int v;
+
+	for (v = 0; v < ROUND_VERDICTS; v++)
+		sum += cluster_round_total(cr, v);
+	if (sum != cluster_round_count(cr))
+		return false;
+	for (i = 0; i < cluster_round_count(cr); i++) {
+		const struct round_result *r = cluster_round_get(cr, i);
+
+		if ((r->verdict == ROUND_NO_WAIT) != (r->waits == 0) ||
+		    (r->straggler < 0) != (r->waits == 0) || r->straggler >= res->nranks ||
+		    !r->nranks)
+			return false;
+	}
+	return true;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -30,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (res.inputs[0].events + res.inputs[1].events != res.events ||
 		    c->matched > c->recvs || res.flows > c->matched ||
-		    cluster_wait_rounds(res.wait) > c->matched)
+		    cluster_wait_rounds(res.wait) > c->matched || !rounds_add_up(&res))
 			abort();
 	}
 	merge_result_free(&res);

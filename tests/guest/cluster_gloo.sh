@@ -9,7 +9,9 @@
 # cgroup and namespace), rank 3 sleeping SLOW_MS before every step; each
 # host's lclkctl trace --messages follows its cgroup. trace merge must name
 # rank 3 the straggler in >= 95 % of rounds, certain, with no causality
-# violation and no pair flagged. Its own job, not torch_ddp.sh's: tracing
+# violation and no pair flagged; given the ranks' lclk.torch traces too, it
+# pairs each with its host's traced process and must name rank 3 the
+# straggler of >= 95 % of the collectives (group, seq) anybody waited in. Its own job, not torch_ddp.sh's: tracing
 # four hosts' messages slows that 300-step job past its time limit under
 # TCG. Runs as root; TAP.
 #
@@ -79,6 +81,11 @@ $lclkctl --json trace merge --link 50ms --min-wait $((SLOW_MS / 4))ms "$dir"/hos
 	-o "$dir/cluster.pftrace" \
 	>"$dir/honest.json" &&
 	python3 tests/guest/lib/cluster_verdict.py "$dir/honest.json" gloo host3 | tee "$dir/v"
+# With the recorder's traces too: its collective slices make the rounds by
+# collective (its files pair with the tracer's by host name and pid).
+$lclkctl --json trace merge --link 50ms --min-wait $((SLOW_MS / 4))ms "$dir"/host*.pftrace \
+	"$dir"/ranks/rank*.pftrace -o "$dir/rounds.pftrace" >"$dir/rounds.json" &&
+	python3 tests/guest/lib/cluster_rounds.py "$dir/rounds.json" gloo host3 | tee "$dir/r"
 read -r _ share certain viol _ flagged matched < <(grep '^BENCH_gloo ' "$dir/v")
 check "gloo: the hosts' TCP messages recorded and matched (${matched:-0})" test "${matched:-0}" -gt 0
 check "gloo: rank 3 is the straggler in >= 95% of rounds (${share:-})" \
@@ -87,5 +94,32 @@ check "gloo: its orderings are certain (${certain:-})" \
 	python3 -c "import sys; sys.exit(not ${certain:-0} >= 0.95)"
 check "gloo: no causality violation (${viol:-}), no pair flagged (${flagged:-})" \
 	test "${viol:-1}" -eq 0 -a "${flagged:-}" = -
+read -r _ colls waited cshare ccertain unpaired < <(grep '^ROUNDS_gloo ' "$dir/r")
+check "gloo: each rank's recorder paired with its traced process (${unpaired:-} unpaired)" \
+	test "${unpaired:-1}" -eq 0
+check "gloo: rank 3 the straggler of >= 95% of the collectives with a wait (${cshare:-} of ${waited:-0} of ${colls:-0}; certain ${ccertain:-})" \
+	python3 -c "import sys; sys.exit(not (${waited:-0} >= $STEPS - 2 and ${cshare:-0} >= 0.95))"
 check_perfetto gloo "$dir/cluster.pftrace" "$dir"/host*.pftrace
+# LCLK_GLOO_TIMELINE=1: the picture of the README (docs/cluster-timeline.svg),
+# two steps of this job around its middle collective, printed gzipped in
+# base64 on '# timeline-svg ' lines (the guest writes nothing to the host).
+if [ "${LCLK_GLOO_TIMELINE:-0}" = 1 ] && [ -s "$dir/rounds.json" ]; then
+	python3 - "$dir" <<'PY'
+import base64, gzip, json, subprocess, sys
+from lclk.perfetto import read_slices
+d = sys.argv[1]
+rounds = [r for r in json.load(open(d + "/rounds.json"))["collectives"]["by_round"]
+          if r["straggler"]]
+first = min(s.start_ns for s in read_slices(open(d + "/rounds.pftrace", "rb").read()))
+mid = rounds[len(rounds) // 2]
+start = mid["begin_ns"] - first - 500000000
+span = mid["end_ns"] - mid["begin_ns"] + 1000000000
+subprocess.run(["python3", "-m", "lclk.timeline", d + "/rounds.pftrace", "-o", d + "/t.svg",
+                "--report", d + "/rounds.json", "--start", "%dns" % start,
+                "--span", "%dns" % span], check=True)
+data = base64.b64encode(gzip.compress(open(d + "/t.svg", "rb").read())).decode()
+for i in range(0, len(data), 100):
+    print("# timeline-svg " + data[i:i + 100])
+PY
+fi
 echo "1..$n"

@@ -70,6 +70,9 @@ struct cluster_wait {
 	uint64_t rounds;
 	struct attribution *attrs;	/* by end */
 	size_t nattrs, attrs_cap;
+	cluster_wait_fn hook;
+	void *hook_ctx;
+	int hook_err;
 };
 
 struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns, int64_t min_ns)
@@ -399,11 +402,32 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 		rs->st.certain += proven;
 		rs->st.ambiguous += !proven;
 		w->rounds++;
+		if (w->hook) {
+			struct settled_wait sw = {
+				.waiter = a->waiter, .root = root,
+				.begin = a->end - a->wait_ns, .end = a->end, .proven = proven,
+			};
+			int err = w->hook(w->hook_ctx, &sw);
+
+			if (err && !w->hook_err)
+				w->hook_err = err;
+		}
 	}
 	if (!n)
 		return;
 	memmove(w->attrs, w->attrs + n, (w->nattrs - n) * sizeof(*w->attrs));
 	w->nattrs -= n;
+}
+
+void cluster_wait_set_hook(struct cluster_wait *w, cluster_wait_fn fn, void *ctx)
+{
+	w->hook = fn;
+	w->hook_ctx = ctx;
+}
+
+int cluster_wait_hook_err(const struct cluster_wait *w)
+{
+	return w->hook_err;
 }
 
 uint32_t cluster_wait_nranks(const struct cluster_wait *w)

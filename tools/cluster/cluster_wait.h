@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "cluster_match.h"
+#include "cluster_round.h"
 
 #define CLUSTER_DEFAULT_LINK_NS	1000000LL
 
@@ -97,6 +98,15 @@ void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
  * (INT64_MAX: all).
  */
 void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns);
+
+/*
+ * Called with each wait settled as a round (not inconsistent, not in
+ * transit), its root found: cluster_round.h's rounds by collective. A
+ * non-zero return is kept, cluster_wait_hook_err() gives the first.
+ */
+typedef int (*cluster_wait_fn)(void *ctx, const struct settled_wait *w);
+void cluster_wait_set_hook(struct cluster_wait *w, cluster_wait_fn fn, void *ctx);
+int cluster_wait_hook_err(const struct cluster_wait *w);
 
 /* Ranks seen so far (their indexes are the callers'). */
 uint32_t cluster_wait_nranks(const struct cluster_wait *w);

@@ -42,6 +42,9 @@ struct event {
 	uint8_t instant, msg;
 	uint8_t waits;			/* a waiting call that got data */
 	uint8_t woken;			/* a futex wait another thread ended */
+	uint8_t coll;			/* a recorder's collective slice: */
+	uint32_t coll_group, coll_op;	/* ... cluster_round_intern()'s */
+	uint64_t coll_seq;		/* ... its process group's number */
 	uint16_t name_len, cat_len;
 	uint32_t ann_len;
 	uint32_t data_cap;		/* of data[]; EVENT_DATA: recycled */
@@ -81,6 +84,20 @@ struct track {
 	uint32_t rank;			/* a process's track: its rank + 1, 0: none yet */
 	uint32_t event_rank;		/* of the events on it, once declared */
 	char *name;
+};
+
+/*
+ * A rank's process as both writers name it: the host track's name and the
+ * pid (lclkctl trace and lclk.torch give the same host and process the
+ * same tracks), so that a recorder's collectives find the tracer's waits
+ * of the same process in another file.
+ */
+struct rank_id {
+	uint64_t key;			/* 0: no host name or pid */
+	uint32_t input;
+	int64_t pair;			/* the tracer's rank of a recorder's, -1: none yet */
+	bool coll;			/* has collective slices: a recorder's */
+	bool traced;			/* has waits or messages: a tracer's */
 };
 
 /* A slice whose end packet is still to come. */
@@ -130,6 +147,7 @@ struct merge {
 	uint64_t next_track;		/* the last output uuid: host_track()s are 1..n */
 	int32_t next_pid;		/* the last pid given out in the merged trace */
 	struct event *spare;		/* released events, for reuse */
+	struct rank_id *ids;		/* by rank, as res->rank_names */
 	int err;
 };
 
@@ -284,6 +302,17 @@ static int on_track_descriptor(struct input *in, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* The rank_id key of a process track: its host track's name and its pid. */
+static uint64_t process_key(struct input *in, const struct track *proc)
+{
+	const struct track *host = proc->parent ? track_get(in, proc->parent, false) : NULL;
+
+	if (!proc->pid || !host || !host->name)
+		return 0;
+	return hash_words((const uint8_t *)host->name, strlen(host->name),
+			  (uint64_t)proc->pid) | 1;
+}
+
 /*
  * The rank of a process track (a thread's parent, or a track of its own):
  * "host process-name".
@@ -292,6 +321,7 @@ static int add_rank(struct merge *m, struct input *in, struct track *proc, uint3
 {
 	struct merge_result *res = m->res;
 	const char *host = res->inputs[in->idx].name;
+	struct rank_id *ids;
 	char **names;
 	size_t len;
 
@@ -303,6 +333,13 @@ static int add_rank(struct merge *m, struct input *in, struct track *proc, uint3
 	if (!names)
 		return -ENOMEM;
 	res->rank_names = names;
+	ids = realloc(m->ids, (res->nranks + 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	m->ids = ids;
+	ids[res->nranks] = (struct rank_id){
+		.key = process_key(in, proc), .input = in->idx, .pair = -1,
+	};
 	len = strlen(host) + (proc->name ? strlen(proc->name) : 1) + 2;
 	names[res->nranks] = malloc(len);
 	if (!names[res->nranks])
@@ -445,8 +482,8 @@ static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
 struct ann_facts {
 	int64_t bound_begin, bound_end;
 	uint64_t seq, len;
-	const uint8_t *src, *dst;
-	size_t src_len, dst_len;
+	const uint8_t *src, *dst, *group;
+	size_t src_len, dst_len, group_len;
 	bool data;			/* outcome "data": the call got something */
 	bool zero;			/* outcome "zero": a futex wait woken */
 };
@@ -504,6 +541,9 @@ static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
 		} else if (str_is(name, name_len, "dst")) {
 			a->dst = str;
 			a->dst_len = str_len;
+		} else if (str_is(name, name_len, "group")) {
+			a->group = str;
+			a->group_len = str_len;
 		} else if (str_is(name, name_len, "outcome")) {
 			a->data = str_is(str, str_len, "data");
 			a->zero = str_is(str, str_len, "zero");
@@ -605,6 +645,15 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 	memcpy(e->data + name_len + 1, cat, cat_len);
 	e->data[name_len + 1 + cat_len] = 0;
 	memcpy(e->data + name_len + cat_len + 2, ann, ann_len);
+	if (a->group && str_is(cat, cat_len, ROUND_CATEGORY)) {
+		struct cluster_round *cr = m->res->rounds;
+
+		e->coll_group = cluster_round_intern(cr, a->group, a->group_len);
+		e->coll_op = cluster_round_intern(cr, name, name_len);
+		e->coll_seq = a->seq;
+		/* a name not kept (no memory): the round is not either */
+		e->coll = e->coll_group != UINT32_MAX && e->coll_op != UINT32_MAX;
+	}
 	if (a->src && a->dst && a->len && str_is(cat, cat_len, MSG_CATEGORY)) {
 		if (str_is(name, name_len, MSG_SEND))
 			e->msg = MSG_IS_SEND;
@@ -992,6 +1041,54 @@ static int hold(struct merge *m, struct event *e)
 	return 0;
 }
 
+/*
+ * The rank whose waits a recorder's collective slice of rank holds: itself
+ * when its own input traced it too (both in one file); else the one
+ * process of another input with the same host name and pid that has no
+ * collective slices of its own (the tracer's), once it is seen; rank
+ * itself until then, or when there are several (hosts of one name whose
+ * pids collide: which one is not known) or none (the recorder alone).
+ */
+static uint32_t paired_rank(struct merge *m, uint32_t rank)
+{
+	struct rank_id *id = &m->ids[rank];
+	uint32_t i, found = 0, pair = rank;
+
+	id->coll = true;
+	if (id->pair >= 0 || !id->key || id->traced)
+		return id->pair >= 0 ? (uint32_t)id->pair : rank;
+	for (i = 0; i < m->res->nranks; i++) {
+		const struct rank_id *o = &m->ids[i];
+
+		if (i != rank && o->key == id->key && o->input != id->input && !o->coll) {
+			found++;
+			pair = i;
+		}
+	}
+	if (found != 1)
+		return rank;
+	id->pair = pair;
+	return pair;
+}
+
+/* Recorders' processes left without a tracer's: their rounds have no waits. */
+static void count_unpaired(struct merge *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->res->nranks; i++)
+		if (m->ids[i].coll && m->ids[i].pair < 0 && !m->ids[i].traced)
+			cluster_round_count_unpaired(m->res->rounds);
+}
+
+/* A settled wait, for its round by collective. */
+static int on_settled(void *ctx, const struct settled_wait *w)
+{
+	struct merge *m = ctx;
+
+	return cluster_round_wait(m->res->rounds, w);
+}
+
 static int on_event(struct merge *m, struct event *e)
 {
 	struct merge_result *res = m->res;
@@ -1011,9 +1108,18 @@ static int on_event(struct merge *m, struct event *e)
 	err = hold(m, e);
 	if (err)
 		return err;
+	if ((e->waits || e->woken || e->msg) && e->rank < res->nranks)
+		m->ids[e->rank].traced = true;
 	if ((e->waits || e->woken || e->msg == MSG_IS_RECV) && e->end - e->begin >= m->block_ns) {
 		err = cluster_wait_block(res->wait, e->rank, e->begin, e->end, e->bound_begin,
 					 e->woken);
+		if (err)
+			return err;
+	}
+	if (e->coll && !e->instant && e->rank < res->nranks) {
+		err = cluster_round_slice(res->rounds, paired_rank(m, e->rank), e->coll_group,
+					  e->coll_op, e->coll_seq, e->begin, e->end,
+					  e->bound_begin, e->bound_end);
 		if (err)
 			return err;
 	}
@@ -1039,6 +1145,8 @@ static int on_event(struct merge *m, struct event *e)
 	if (e->end >= m->next_expire) {
 		cluster_expire(res->match, e->end);
 		cluster_wait_settle(res->wait, e->end);
+		set_err(m, cluster_wait_hook_err(res->wait));
+		set_err(m, cluster_round_settle(res->rounds, e->end));
 		m->next_expire = e->end + m->window_ns;
 	}
 	return m->err;
@@ -1146,6 +1254,9 @@ static int run(struct merge *m)
 		release(m);
 	cluster_expire(m->res->match, INT64_MAX);	/* what still waits never matches */
 	cluster_wait_settle(m->res->wait, INT64_MAX);
+	set_err(m, cluster_wait_hook_err(m->res->wait));
+	set_err(m, cluster_round_settle(m->res->rounds, INT64_MAX));
+	count_unpaired(m);
 	return m->err;
 }
 
@@ -1193,6 +1304,7 @@ static void free_inputs(struct merge *m)
 	free(m->in);
 	free(m->heap);
 	free(m->ring);
+	free(m->ids);
 }
 
 int trace_merge(const char *const *paths, unsigned int n, const char *out,
@@ -1217,10 +1329,13 @@ int trace_merge(const char *const *paths, unsigned int n, const char *out,
 	m.heap = calloc(n, sizeof(*m.heap));
 	res->match = cluster_match_new(n, 10 * m.window_ns, on_match, &m);
 	res->wait = cluster_wait_new(o ? o->link_ns : 0, m.window_ns, m.block_ns);
-	if (!res->inputs || !m.in || !m.heap || !res->match || !res->wait) {
+	res->rounds = cluster_round_new(m.window_ns, o && o->link_ns ? o->link_ns :
+					CLUSTER_DEFAULT_LINK_NS);
+	if (!res->inputs || !m.in || !m.heap || !res->match || !res->wait || !res->rounds) {
 		err = -ENOMEM;
 		goto out;
 	}
+	cluster_wait_set_hook(res->wait, on_settled, &m);
 	for (i = 0; i < n; i++) {
 		struct input *in = &m.in[i];
 
@@ -1276,5 +1391,6 @@ void merge_result_free(struct merge_result *res)
 	free(res->rank_names);
 	cluster_match_free(res->match);
 	cluster_wait_free(res->wait);
+	cluster_round_free(res->rounds);
 	memset(res, 0, sizeof(*res));
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "cluster_match.h"
+#include "cluster_round.h"
 #include "cluster_wait.h"
 
 /* Message records, as lclkctl trace --messages writes them. */
@@ -57,6 +58,7 @@ struct merge_result {
 	int64_t first_ns, last_ns;	/* span of the merged timeline */
 	struct cluster_match *match;
 	struct cluster_wait *wait;
+	struct cluster_round *rounds;	/* by collective: the recorder's slices */
 	char **rank_names;		/* "host process", by cluster_wait's rank */
 	uint32_t nranks;
 };
