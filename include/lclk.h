@@ -118,19 +118,54 @@ struct lclk_vmclock_head {
 	__u64 disruption_marker;
 };
 
-static inline __u64 lclk_vmclock_marker(const struct lclk_vmclock_head *v)
+/*
+ * How long a reader waits for the hypervisor to finish writing its page
+ * (seq_count odd) before it gives up: pauses of the CPU, a few ms. A
+ * hypervisor writes the page in microseconds; one that stalls mid-write
+ * must not hang every reader of the clock.
+ */
+#define LCLK_VMCLOCK_SPINS	(1U << 16)
+
+/*
+ * The vmclock's disruption marker now, read under its seq_count. Returns
+ * 0, or -EBUSY if seq_count stayed odd (or kept changing) for
+ * LCLK_VMCLOCK_SPINS tries: no marker, no proof that there was no
+ * disruption.
+ */
+static inline int lclk_vmclock_marker(const struct lclk_vmclock_head *v,
+				      __u64 *marker)
 {
-	__u64 marker;
+	unsigned int spins;
 	__u32 seq;
 
-	do {
-		while ((seq = __atomic_load_n(&v->seq_count,
-					      __ATOMIC_ACQUIRE)) & 1)
+	for (spins = 0; spins < LCLK_VMCLOCK_SPINS; spins++) {
+		seq = __atomic_load_n(&v->seq_count, __ATOMIC_ACQUIRE);
+		if (seq & 1) {
 			lclk_cpu_relax();
-		marker = LCLK_LOAD(v->disruption_marker);
+			continue;
+		}
+		*marker = LCLK_LOAD(v->disruption_marker);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (LCLK_LOAD(v->seq_count) != seq);
-	return marker;
+		if (LCLK_LOAD(v->seq_count) == seq)
+			return 0;
+	}
+	return -EBUSY;
+}
+
+/*
+ * A reading that claims a bound (SYNCED, HOLDOVER) from a page whose
+ * last sync saw marker: DISRUPTED, the bound unknown, unless the
+ * vmclock's marker is still that one.
+ */
+static inline void lclk_vmclock_compare(const struct lclk_vmclock_head *v,
+					__u64 marker, struct lclk_now *out)
+{
+	__u64 now;
+
+	if (lclk_vmclock_marker(v, &now) || now != marker) {
+		out->status = LCLK_STATUS_DISRUPTED;
+		out->bound_ns = LCLK_BOUND_UNKNOWN;
+	}
 }
 
 static inline __s64 lclk_monotonic_ns(void)
@@ -210,10 +245,7 @@ static inline int lclk_vmclock_check(const struct lclk_clock *c,
 		return 0;
 	if (!c->vmclock)
 		return lclk_now_ioctl(c, out);
-	if (lclk_vmclock_marker(c->vmclock) != marker) {
-		out->status = LCLK_STATUS_DISRUPTED;
-		out->bound_ns = LCLK_BOUND_UNKNOWN;
-	}
+	lclk_vmclock_compare(c->vmclock, marker, out);
 	return 0;
 }
 
@@ -324,10 +356,8 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 	     out->status == LCLK_STATUS_HOLDOVER)) {
 		if (!c->vmclock)
 			lclk_from_model(c, base_ns, cpu, out);
-		else if (lclk_vmclock_marker(c->vmclock) != marker) {
-			out->status = LCLK_STATUS_DISRUPTED;
-			out->bound_ns = LCLK_BOUND_UNKNOWN;
-		}
+		else
+			lclk_vmclock_compare(c->vmclock, marker, out);
 	}
 }
 

@@ -57,18 +57,18 @@ static void lclk_publish(struct lclk_page *p, const struct lclk_state *s)
 }
 
 /*
- * A sync (LCLK_SET_BOUND) measured the clock as the VM is now: the
- * vmclock's disruption marker as of now is the one its readers compare
- * with (lclk_page.h). Read after "now", under the odd seq: a disruption
- * before the sync's ioctl is taken as measured by it (lclk(4) says why
- * that is the setter's to avoid).
+ * A sync (LCLK_SET_BOUND) measured the clock before its ioctl: the
+ * vmclock's disruption marker its readers compare with (lclk_page.h) is
+ * the one read at the start of the ioctl, before the lock and before
+ * "now", so that a disruption during the ioctl is seen by every reader
+ * as one since the sync. A disruption before the ioctl is still taken as
+ * measured by it (lclk(4) says why that is the setter's to avoid).
  */
 static void lclk_publish_marker(struct lclk_page *p,
-				const struct lclk_change *c)
+				const struct lclk_change *c, u64 marker)
 {
 	if (lclk_vmclock.abi && (c->modes & LCLK_SET_BOUND))
-		WRITE_ONCE(p->vmclock_marker,
-			   lclk_vmclock_marker(lclk_vmclock.abi));
+		WRITE_ONCE(p->vmclock_marker, marker);
 }
 
 /* ---- setting up --------------------------------------------------------- */
@@ -133,8 +133,12 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 	p->abi_version = LCLK_ABI_VERSION;
 	p->ncpus = nr_cpu_ids;
 	if (lclk_vmclock.abi) {
+		u64 marker = 0;
+
+		/* UNSYNCED until a sync, which reads it again */
+		if (!lclk_vmclock_marker(lclk_vmclock.abi, &marker))
+			p->vmclock_marker = marker;
 		p->flags = LCLK_PAGE_VMCLOCK;
-		p->vmclock_marker = lclk_vmclock_marker(lclk_vmclock.abi);
 	}
 	lclk_publish(p, s);
 	return 0;
@@ -163,11 +167,20 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *change)
 	struct lclk_state next;
 	struct lclk_step_at at;
 	unsigned long irqflags;
+	u64 marker = 0;
 	int err;
 
 	err = lclk_check_change(&c, ld->max_rate_ppt);
 	if (err)
 		return err;
+	/*
+	 * Outside the lock: a hypervisor mid-write is waited for with
+	 * interrupts on, and one that stays there refuses the sync (a bound
+	 * with no marker could not be taken back by a disruption).
+	 */
+	if (lclk_vmclock.abi && (c.modes & LCLK_SET_BOUND) &&
+	    lclk_vmclock_marker(lclk_vmclock.abi, &marker))
+		return -EAGAIN;
 
 	raw_spin_lock_irqsave(&ld->lock, irqflags);
 	/* A sync's rate is right for the base clock as it runs now. */
@@ -179,7 +192,7 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *change)
 
 		ld->state = next;
 		lclk_publish(ld->page, &next);
-		lclk_publish_marker(ld->page, &c);
+		lclk_publish_marker(ld->page, &c, marker);
 		lclk_corr_arm(ld, old_end);
 		lclk_leap_arm(ld);
 	}

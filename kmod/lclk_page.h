@@ -82,11 +82,13 @@ static inline void lclk_check_disrupted(u32 page_flags, u64 marker,
 					struct lclk_reading *r)
 {
 	const struct lclk_vmclock_abi *abi = lclk_vmclock.abi;
+	u64 now;
 
 	if (!(page_flags & LCLK_PAGE_VMCLOCK) || !abi ||
 	    r->status == LCLK_STATUS_UNSYNCED)
 		return;
-	if (lclk_vmclock_marker(abi) != marker) {
+	/* a marker that cannot be read proves nothing: no bound either */
+	if (lclk_vmclock_marker(abi, &now) || now != marker) {
 		r->status = LCLK_STATUS_DISRUPTED;
 		r->bound_ns = LCLK_BOUND_UNKNOWN;
 	}

@@ -52,6 +52,7 @@ int lclk_text_show(struct seq_file *m, void *unused)
 	s64 now, since, shift;
 	unsigned int cpu;
 	bool disrupted;
+	u64 marker;
 
 	lclk_snapshot(ld, &st, &now, &disrupted);
 	lclk_eval(&st, now, &r);
@@ -91,14 +92,17 @@ int lclk_text_show(struct seq_file *m, void *unused)
 	seq_printf(m, "tai_offset_s: %d\n", st.tai_offset_s);
 	seq_printf(m, "max_rate_ppt: %lld\n", ld->max_rate_ppt);
 	seq_printf(m, "phc_index: %d\n", lclk_phc_index(ld));
-	/* the marker now, and as of the last sync */
-	if (lclk_vmclock.abi)
-		seq_printf(m, "vmclock: %pa marker %llu synced_marker %llu\n",
+	/* the marker now (if it can be read), and as of the last sync */
+	if (!lclk_vmclock.abi)
+		seq_puts(m, "vmclock: none\n");
+	else if (lclk_vmclock_marker(lclk_vmclock.abi, &marker))
+		seq_printf(m, "vmclock: %pa marker busy synced_marker %llu\n",
 			   &lclk_vmclock.phys,
-			   lclk_vmclock_marker(lclk_vmclock.abi),
 			   READ_ONCE(ld->page->vmclock_marker));
 	else
-		seq_puts(m, "vmclock: none\n");
+		seq_printf(m, "vmclock: %pa marker %llu synced_marker %llu\n",
+			   &lclk_vmclock.phys, marker,
+			   READ_ONCE(ld->page->vmclock_marker));
 	seq_printf(m, "updates: %lld\n", atomic64_read(&ld->ctr.updates));
 	seq_printf(m, "steps: %lld\n", atomic64_read(&ld->ctr.steps));
 	seq_printf(m, "backward_steps: %lld\n",

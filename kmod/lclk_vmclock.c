@@ -93,6 +93,7 @@ void lclk_vmclock_init(void)
 {
 	const struct lclk_vmclock_abi *abi;
 	struct resource res;
+	u64 marker;
 
 	if (lclk_vmclock_find(&res))
 		return;	/* no vmclock: lclkctl status says "vmclock: none" */
@@ -114,8 +115,11 @@ void lclk_vmclock_init(void)
 	lclk_vmclock.mappable = PAGE_ALIGNED(res.start) &&
 				resource_size(&res) == PAGE_SIZE;
 	lclk_vmclock.abi = abi;
-	pr_info("vmclock at %pR, disruption marker %llu\n", &res,
-		lclk_vmclock_marker(abi));
+	if (lclk_vmclock_marker(abi, &marker))
+		pr_info("vmclock at %pR, being written\n", &res);
+	else
+		pr_info("vmclock at %pR, disruption marker %llu\n", &res,
+			marker);
 }
 
 void lclk_vmclock_fini(void)

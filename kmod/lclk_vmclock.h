@@ -58,22 +58,39 @@ void lclk_vmclock_init(void);
 void lclk_vmclock_fini(void);
 
 /*
- * The disruption marker now, read under the page's seq_count as
- * ptp_vmclock reads it. Only where lclk_vmclock.abi is set.
+ * How long a reader waits for the hypervisor to finish writing its page
+ * (seq_count odd): pauses of the CPU, a few ms. The readers run with
+ * preemption off and a sync with interrupts off: a hypervisor that stalls
+ * mid-write must not hang them.
  */
-static inline u64 lclk_vmclock_marker(const struct lclk_vmclock_abi *abi)
-{
-	u32 seq;
-	u64 marker;
+#define LCLK_VMCLOCK_SPINS	65536U
 
-	do {
-		while ((seq = le32_to_cpu(READ_ONCE(abi->seq_count))) & 1)
+/*
+ * The disruption marker now, read under the page's seq_count as
+ * ptp_vmclock reads it. 0, or -EBUSY when seq_count stayed odd (or kept
+ * changing) for LCLK_VMCLOCK_SPINS tries: then there is no marker, and
+ * no proof that the clocks were not disrupted. Only where
+ * lclk_vmclock.abi is set.
+ */
+static inline int lclk_vmclock_marker(const struct lclk_vmclock_abi *abi,
+				      u64 *marker)
+{
+	unsigned int spins;
+	u32 seq;
+
+	for (spins = 0; spins < LCLK_VMCLOCK_SPINS; spins++) {
+		seq = le32_to_cpu(READ_ONCE(abi->seq_count));
+		if (seq & 1) {
 			cpu_relax();
+			continue;
+		}
 		virt_rmb();	/* seq_count before the marker */
-		marker = le64_to_cpu(READ_ONCE(abi->disruption_marker));
+		*marker = le64_to_cpu(READ_ONCE(abi->disruption_marker));
 		virt_rmb();	/* the marker before seq_count again */
-	} while (le32_to_cpu(READ_ONCE(abi->seq_count)) != seq);
-	return marker;
+		if (le32_to_cpu(READ_ONCE(abi->seq_count)) == seq)
+			return 0;
+	}
+	return -EBUSY;
 }
 
 #endif /* _LCLK_VMCLOCK_H */

@@ -244,9 +244,9 @@ static int collect(struct status *s, int fd, struct lclk_clock *reader)
 		return device_error(name, s->path, "mapping the clock", err);
 	lclk_now(reader, &s->now);
 	/* the hypervisor's marker now, and the one the last sync saw */
-	if (reader->page && reader->vmclock) {
+	if (reader->page && reader->vmclock &&
+	    !lclk_vmclock_marker(reader->vmclock, &s->vmclock_marker)) {
 		s->vmclock_mapped = true;
-		s->vmclock_marker = lclk_vmclock_marker(reader->vmclock);
 		s->synced_marker = reader->page->vmclock_marker;
 	}
 	if (!(s->info.caps & LCLK_CAP_CPU_OFFSET) || !s->info.ncpus)

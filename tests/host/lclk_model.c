@@ -374,6 +374,21 @@ static void test_reader_vmclock(void)
 	p->vmclock_marker = 8;
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED,
 	   "a sync that saw the new marker: SYNCED again");
+	/*
+	 * A vmclock page whose seq_count stays odd (a hypervisor that died
+	 * or stalled mid-write): the reader must not spin forever, and the
+	 * marker it could not read is no proof of "not disrupted".
+	 */
+	v->seq_count = 3;
+	alarm(20);	/* a reader that spins forever fails the test */
+	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_DISRUPTED &&
+	   n.bound_ns == LCLK_BOUND_UNKNOWN,
+	   "seq_count stuck odd: lclk_now returns, DISRUPTED, no bound");
+	lclk_from_base(&c, lclk_monotonic_ns(), -1, &n);
+	ok(n.status == LCLK_STATUS_DISRUPTED && n.bound_ns == LCLK_BOUND_UNKNOWN,
+	   "seq_count stuck odd: lclk_from_base returns, DISRUPTED");
+	alarm(0);
+	v->seq_count = 4;
 	p->flags = 0;
 	v->disruption_marker = 9;
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED,

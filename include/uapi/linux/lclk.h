@@ -176,6 +176,11 @@ struct lclk_params {
  * ends, as NTP's leap indicator), or for a leap_ns with LCLK_LEAP_NONE,
  * which cancels a pending leap. Once logical time has reached a leap's
  * instant, the step is the kernel's: a change of the leap is EBUSY.
+ *
+ * With a vmclock (LCLK_CAP_VMCLOCK), LCLK_SET_BOUND fails with EAGAIN
+ * while the hypervisor's page cannot be read (its seq_count odd for
+ * milliseconds): a bound whose disruption marker is not known could not
+ * be withdrawn by a disruption. Readers then report DISRUPTED.
  * lclk(4) says what a leap does to a timestamp taken before it.
  */
 struct lclk_set_model {
