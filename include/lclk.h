@@ -249,6 +249,19 @@ static inline int lclk_vmclock_check(const struct lclk_clock *c,
 	return 0;
 }
 
+/*
+ * The page says to ask the kernel: LCLK_PAGE_REFUSED, unless it comes with
+ * LCLK_PAGE_VMCLOCK and this reader has the vmclock page to compare the
+ * disruption marker itself. (The module sets both on a VM with a vmclock
+ * so that a reader built before it, which compares nothing, asks the
+ * kernel instead of reading a bound that a restore has voided.)
+ */
+static inline int lclk_page_refused(const struct lclk_clock *c, __u32 flags)
+{
+	return (flags & LCLK_PAGE_REFUSED) &&
+	       !((flags & LCLK_PAGE_VMCLOCK) && c->vmclock);
+}
+
 /* Logical time now, on the calling CPU. Returns 0 or -errno. */
 static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 {
@@ -275,8 +288,14 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 			__s32 cpu;
 			__s64 t;
 
-			if (flags & LCLK_PAGE_REFUSED)	/* never changes */
+			if (lclk_page_refused(c, flags))	/* never changes */
 				return lclk_now_ioctl(c, out);
+			if (!(flags & LCLK_PAGE_CPU_OFFSETS)) {
+				/* a VM with a vmclock, no offsets */
+				lclk_eval(&p->params, p, lclk_monotonic_ns(),
+					  -1, out);
+				goto evaluated;
+			}
 			cpu = sched_getcpu();
 			t = lclk_monotonic_ns();
 			if (cpu < 0)	/* no CPU number: the kernel knows */
@@ -289,6 +308,7 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 			lclk_eval(&p->params, p, lclk_monotonic_ns(), -1,
 				  out);
 		}
+evaluated:
 		marker = LCLK_LOAD(p->vmclock_marker);
 		if (!lclk_read_retry(p, seq))
 			break;
@@ -339,7 +359,7 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 	__u64 marker;
 
 	/* REFUSED never comes or goes on a page: no need of the seqcount */
-	if (!c->page || (LCLK_LOAD(c->page->flags) & LCLK_PAGE_REFUSED)) {
+	if (!c->page || lclk_page_refused(c, LCLK_LOAD(c->page->flags))) {
 		lclk_from_model(c, base_ns, cpu, out);
 		return;
 	}
@@ -363,8 +383,10 @@ static inline void lclk_from_base(const struct lclk_clock *c, __s64 base_ns,
 
 /*
  * The model in the caller's CLOCK_MONOTONIC: a consistent copy off the
- * page, or LCLK_IOC_GET_MODEL where the page cannot be used (whose status
- * is the one as of now, the page's the stored one). Returns 0 or -errno;
+ * page, or LCLK_IOC_GET_MODEL where the page cannot be used or on a VM
+ * with a vmclock (both say LCLK_PAGE_REFUSED), whose status is the one
+ * as of now, DISRUPTED included (the page's is the stored one). Returns
+ * 0 or -errno;
  * a failed ioctl leaves *m zero: UNSYNCED.
  */
 static inline int lclk_get_model(const struct lclk_clock *c,

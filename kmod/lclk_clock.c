@@ -138,7 +138,13 @@ int lclk_clock_init(struct lclk_dev *ld, u32 drift_ppb, s64 holdover_ns)
 		/* UNSYNCED until a sync, which reads it again */
 		if (!lclk_vmclock_marker(lclk_vmclock.abi, &marker))
 			p->vmclock_marker = marker;
-		p->flags = LCLK_PAGE_VMCLOCK;
+		/*
+		 * REFUSED too: a reader built before LCLK_PAGE_VMCLOCK,
+		 * which would read SYNCED and a bound after a restore, asks
+		 * the kernel instead; one that knows the flag and has the
+		 * vmclock page mapped reads the page (uapi lclk.h).
+		 */
+		p->flags = LCLK_PAGE_VMCLOCK | LCLK_PAGE_REFUSED;
 	}
 	lclk_publish(p, s);
 	return 0;

@@ -344,7 +344,8 @@ static void test_reader_vmclock(void)
 	p->params.last_update_ns = lclk_monotonic_ns();
 	p->params.holdover_ns = 1000000000000LL;
 	p->params.bound0_ns = 10;
-	p->flags = LCLK_PAGE_VMCLOCK;
+	/* as the module sets them: REFUSED for the readers before the flag */
+	p->flags = LCLK_PAGE_VMCLOCK | LCLK_PAGE_REFUSED;
 	p->vmclock_marker = 7;
 	v->magic = 0x4b4c4356;
 	v->seq_count = 2;
@@ -353,9 +354,22 @@ static void test_reader_vmclock(void)
 	ok(lclk_now(&c, &n) == -EBADF && n.status == LCLK_STATUS_UNSYNCED &&
 	   n.bound_ns == LCLK_BOUND_UNKNOWN,
 	   "no vmclock mapped: lclk_now asks the kernel");
+	lclk_from_base(&c, lclk_monotonic_ns(), -1, &n);
+	ok(n.status == LCLK_STATUS_UNSYNCED && n.bound_ns == LCLK_BOUND_UNKNOWN,
+	   "no vmclock mapped: lclk_from_base asks the kernel");
 	c.vmclock = v;
+	{
+		struct lclk_params m;
+
+		ok(lclk_get_model(&c, &m) == -EBADF,
+		   "lclk_get_model asks the kernel, whose status is DISRUPTED");
+	}
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED &&
 	   n.bound_ns != LCLK_BOUND_UNKNOWN, "same marker: SYNCED, a bound");
+	p->flags |= LCLK_PAGE_CPU_OFFSETS;
+	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED &&
+	   n.bound_ns != LCLK_BOUND_UNKNOWN, "with offsets: SYNCED, a bound");
+	p->flags &= ~LCLK_PAGE_CPU_OFFSETS;
 	v->disruption_marker = 8;
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_DISRUPTED &&
 	   n.bound_ns == LCLK_BOUND_UNKNOWN,

@@ -268,6 +268,9 @@ struct lclk_stats {
  * disruption_marker (read under its seq_count) is not vmclock_marker,
  * its value as of the last sync. A reader that cannot read the vmclock
  * page (lclk_info.vmclock_size 0) uses the ioctls, which compare.
+ * Always set with LCLK_PAGE_REFUSED, so that a reader that does not know
+ * this flag (built before it) uses the ioctls too: REFUSED with VMCLOCK
+ * means "read the page only if you compare the vmclock's marker".
  */
 #define LCLK_PAGE_VMCLOCK	(1U << 2)
 
