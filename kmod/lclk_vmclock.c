@@ -5,8 +5,8 @@
  * On every kernel of the matrix, not only those with ptp_vmclock (6.13+):
  * lclk looks up the ACPI device itself, by the ids ptp_vmclock matches
  * (HID "AMZNC10C", CID "VMCLOCK"), walks its _CRS for the one memory
- * resource as ptp_vmclock does, and maps it read-only, write-back, as
- * ptp_vmclock does. It does not bind the device or request the region:
+ * resource as ptp_vmclock does, and maps it read-only, write-back and
+ * decrypted, as ptp_vmclock does. It does not bind the device or request the region:
  * ptp_vmclock may bind it too, and both only read the page. The page is
  * checked as ptp_vmclock checks it: magic, a size that holds the
  * structure, version 1.
@@ -46,19 +46,22 @@ static acpi_status lclk_vmclock_resource(struct acpi_resource *ares,
 
 	if (ares->type == ACPI_RESOURCE_TYPE_END_TAG)
 		return AE_OK;
-	/* There can be only one, as ptp_vmclock says. */
-	if (resource_type(found) == IORESOURCE_MEM)
-		return AE_ERROR;
 	memset(&win, 0, sizeof(win));
-	if (acpi_dev_resource_memory(ares, res) ||
-	    acpi_dev_resource_address_space(ares, &win)) {
-		if (resource_type(res) != IORESOURCE_MEM ||
-		    resource_size(res) < sizeof(struct lclk_vmclock_abi))
-			return AE_ERROR;
-		*found = *res;
+	/*
+	 * Not an address: an interrupt (a vmclock that notifies its
+	 * changes), which is ptp_vmclock's to take, not a reason to find no
+	 * vmclock at all.
+	 */
+	if (!acpi_dev_resource_memory(ares, res) &&
+	    !acpi_dev_resource_address_space(ares, &win))
 		return AE_OK;
-	}
-	return AE_ERROR;
+	/* There can be only one, as ptp_vmclock says. */
+	if (resource_type(found) == IORESOURCE_MEM ||
+	    resource_type(res) != IORESOURCE_MEM ||
+	    resource_size(res) < sizeof(struct lclk_vmclock_abi))
+		return AE_ERROR;
+	*found = *res;
+	return AE_OK;
 }
 
 static int lclk_vmclock_find(struct resource *res)
@@ -97,7 +100,14 @@ void lclk_vmclock_init(void)
 
 	if (lclk_vmclock_find(&res))
 		return;	/* no vmclock: lclkctl status says "vmclock: none" */
-	abi = memremap(res.start, resource_size(&res), MEMREMAP_WB);
+	/*
+	 * Decrypted, as ptp_vmclock maps it: in a confidential guest (SEV,
+	 * TDX) the hypervisor writes the page in the clear, and an encrypted
+	 * mapping reads garbage (no vmclock found), while userspace's
+	 * io_remap_pfn_range() mapping of it is decrypted.
+	 */
+	abi = memremap(res.start, resource_size(&res),
+		       MEMREMAP_WB | MEMREMAP_DEC);
 	if (!abi) {
 		pr_warn("vmclock at %pR: cannot map it\n", &res);
 		return;
