@@ -303,7 +303,10 @@ static void check_answer(unsigned int cmd, const void *buf)
 		const struct lclk_time *t = buf;
 
 		atomic_fetch_add(&get_time_oks, 1);
-		if (t->status > LCLK_STATUS_HOLDOVER || t->bound_ns < 0)
+		/* DISRUPTED (a VM with a vmclock, restored): no bound */
+		if (t->status > LCLK_STATUS_DISRUPTED || t->bound_ns < 0 ||
+		    (t->status == LCLK_STATUS_DISRUPTED &&
+		     t->bound_ns != LCLK_BOUND_UNKNOWN))
 			violation("GET_TIME: status %u bound %lld", t->status,
 				  (long long)t->bound_ns);
 	} else if (cmd == LCLK_IOC_INFO) {
