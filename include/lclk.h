@@ -266,8 +266,6 @@ static inline int lclk_page_refused(const struct lclk_clock *c, __u32 flags)
 static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 {
 	const struct lclk_page *p = c->page;
-	__u64 marker;
-	__u32 flags;
 
 	if (!p)
 		return lclk_now_ioctl(c, out);
@@ -279,44 +277,45 @@ static inline int lclk_now(const struct lclk_clock *c, struct lclk_now *out)
 	 */
 	for (;;) {
 		__u32 seq = lclk_read_begin(p);
+		__u32 flags = LCLK_LOAD(p->flags);
 
-		flags = LCLK_LOAD(p->flags);
-
-		/* one test of the flags for both rare cases: no cost */
+		/*
+		 * One test of the flags for the rare cases, no cost to the
+		 * common one: a VM with a vmclock is among them, as its page
+		 * says REFUSED beside VMCLOCK (for readers built before it).
+		 */
 		if (__builtin_expect(flags & (LCLK_PAGE_CPU_OFFSETS |
 					      LCLK_PAGE_REFUSED), 0)) {
-			__s32 cpu;
+			__s32 cpu = -1;
 			__s64 t;
+			__u64 marker;
 
 			if (lclk_page_refused(c, flags))	/* never changes */
 				return lclk_now_ioctl(c, out);
-			if (!(flags & LCLK_PAGE_CPU_OFFSETS)) {
-				/* a VM with a vmclock, no offsets */
-				lclk_eval(&p->params, p, lclk_monotonic_ns(),
-					  -1, out);
-				goto evaluated;
+			if (flags & LCLK_PAGE_CPU_OFFSETS) {
+				cpu = sched_getcpu();
+				t = lclk_monotonic_ns();
+				if (cpu < 0)	/* no CPU number: the kernel knows */
+					return lclk_now_ioctl(c, out);
+				if (sched_getcpu() != cpu)
+					continue;	/* migrated: offset unknown */
+			} else {
+				t = lclk_monotonic_ns();
 			}
-			cpu = sched_getcpu();
-			t = lclk_monotonic_ns();
-			if (cpu < 0)	/* no CPU number: the kernel knows */
-				return lclk_now_ioctl(c, out);
-			if (sched_getcpu() != cpu)
-				continue;	/* migrated: offset unknown */
 			lclk_eval(&p->params, p, t, cpu, out);
-		} else {
-			/* the common case: no CPU number, no table */
-			lclk_eval(&p->params, p, lclk_monotonic_ns(), -1,
-				  out);
+			marker = LCLK_LOAD(p->vmclock_marker);
+			if (lclk_read_retry(p, seq))
+				continue;
+			/* a VM with a vmclock: one more test, after the clock reading */
+			if (flags & LCLK_PAGE_VMCLOCK)
+				return lclk_vmclock_check(c, marker, out);
+			return 0;
 		}
-evaluated:
-		marker = LCLK_LOAD(p->vmclock_marker);
+		/* the common case: no CPU number, no table, no vmclock */
+		lclk_eval(&p->params, p, lclk_monotonic_ns(), -1, out);
 		if (!lclk_read_retry(p, seq))
-			break;
+			return 0;
 	}
-	/* a VM with a vmclock: one more test, after the clock reading */
-	if (__builtin_expect(flags & LCLK_PAGE_VMCLOCK, 0))
-		return lclk_vmclock_check(c, marker, out);
-	return 0;
 }
 
 /*
