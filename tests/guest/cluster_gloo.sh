@@ -88,4 +88,13 @@ check "gloo: its orderings are certain (${certain:-})" \
 check "gloo: no causality violation (${viol:-}), no pair flagged (${flagged:-})" \
 	test "${viol:-1}" -eq 0 -a "${flagged:-}" = -
 check_perfetto gloo "$dir/cluster.pftrace" "$dir"/host*.pftrace
+# LCLK_CLUSTER_DUMP=1: the hosts' traces in the log (base64 of a tar.xz
+# between marker lines), so a failing share can be examined on the host.
+if [ -n "${LCLK_CLUSTER_DUMP:-}" ]; then
+	echo "# dump-begin"
+	tar -C "$dir" -cJf - host0.pftrace host1.pftrace host2.pftrace host3.pftrace |
+		base64 -w 0 | sed 's/^/# dump: /'
+	echo
+	echo "# dump-end"
+fi
 echo "1..$n"
