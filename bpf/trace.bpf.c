@@ -198,44 +198,7 @@ static __always_inline bool futex_waits(unsigned long op)
 	return false;
 }
 
-/*
- * A futex wake of a traced process (note_wakers): the calling thread is
- * now the waker of the words it wakes. Requeues count as wakes of the
- * word their waiters slept on: the thread that requeued them signalled
- * them. Not timed: the caller goes on.
- */
-static __always_inline void note_waker(struct pt_regs *regs, __u32 tgid, __u32 tid)
-{
-	struct waker_key key = { .tgid = tgid };
-	unsigned long op = sys_arg2(regs) & FUTEX_CMD_MASK;
 
-	switch (op) {
-	case FUTEX_WAKE:
-	case FUTEX_REQUEUE:
-	case FUTEX_CMP_REQUEUE:
-	case FUTEX_WAKE_OP:
-	case FUTEX_UNLOCK_PI:
-	case FUTEX_WAKE_BITSET:
-		break;
-	default:
-		return;
-	}
-	key.uaddr = sys_arg1(regs);
-	bpf_map_update_elem(&futex_wakers, &key, &tid, BPF_ANY);
-	if (op == FUTEX_WAKE_OP) {
-		key.uaddr = sys_arg5(regs);
-		bpf_map_update_elem(&futex_wakers, &key, &tid, BPF_ANY);
-	}
-}
-
-/* The thread that woke a futex wait on uaddr of tgid, 0 if unknown. */
-static __always_inline __u32 waker_of(__u32 tgid, __u64 uaddr)
-{
-	struct waker_key key = { .tgid = tgid, .uaddr = uaddr };
-	__u32 *tid = bpf_map_lookup_elem(&futex_wakers, &key);
-
-	return tid ? *tid : 0;
-}
 
 /* The calls a busy-polling thread spins in. */
 static __always_inline bool polls(__u8 sys)
@@ -318,13 +281,8 @@ static __always_inline int on_enter(__u8 sys, struct pt_regs *regs)
 	case TRACE_SYS_RESTART:		/* of a call not traced */
 		goto untimed;
 	case TRACE_SYS_FUTEX_WAIT:
-		if (!futex_waits(sys_arg2(regs))) {
-			if (note_wakers)
-				note_waker(regs, pid_tgid >> 32, tid);
+		if (!futex_waits(sys_arg2(regs)))
 			goto untimed;
-		}
-		if (note_wakers)
-			msgvec = sys_arg1(regs);	/* futex_uaddr */
 		break;
 	case TRACE_SYS_READ:
 	case TRACE_SYS_WRITE:
@@ -547,7 +505,7 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	struct trace_call *cp;
 	struct trace_start *stp;
 	struct outlier_span span;
-	__u64 pid_tgid, lat, bytes, now, futex_uaddr;
+	__u64 pid_tgid, lat, bytes, now;
 	__s32 fd;
 	__u32 tid;
 
@@ -601,7 +559,6 @@ static __always_inline int on_exit(__u8 sys, long ret)
 
 	span = spin_step(stp, cp, key.outcome, now);
 	fd = cp->fd;
-	futex_uaddr = cp->futex_uaddr;
 	pop_call(tid, stp);
 	if (now - span.begin < threshold_ns)
 		return 0;
@@ -626,12 +583,6 @@ static __always_inline int on_exit(__u8 sys, long ret)
 	e->outcome = key.outcome;
 	e->dev = key.dev;
 	e->pad = 0;
-	/*
-	 * Woken (0, not -EAGAIN: that one never slept): by the thread that
-	 * last woke its word. Looked up only for the waits streamed.
-	 */
-	e->waker_tid = note_wakers && key.sys == TRACE_SYS_FUTEX_WAIT && ret == 0 ?
-		       waker_of(key.tgid, futex_uaddr) : 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return 0;

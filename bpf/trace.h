@@ -162,12 +162,6 @@ struct trace_outlier {
 	 */
 	__u32 empty_calls;
 	char comm[TRACE_COMM_LEN];	/* thread name */
-	/*
-	 * A futex wait that ended woken (--messages): the thread that woke
-	 * it, by the last wake of its word; 0 if unknown. In what was the
-	 * struct's tail padding: its size is the same.
-	 */
-	__u32 waker_tid;
 };
 
 /*

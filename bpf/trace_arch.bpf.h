@@ -19,7 +19,6 @@
 /* Plain loads: regs is a BTF pointer (the wrapper's or sys_enter's argument). */
 #define sys_arg1(regs)		PT_REGS_PARM1_SYSCALL(regs)
 #define sys_arg2(regs)		PT_REGS_PARM2_SYSCALL(regs)
-#define sys_arg5(regs)		PT_REGS_PARM5_SYSCALL(regs)
 #define sys_user_sp(regs)	PT_REGS_SP(regs)
 /* At sys_exit the number is in orig_ax; ax holds the return value. */
 #define sys_nr_at_exit(regs)	((regs)->orig_ax)
@@ -73,7 +72,6 @@ struct task_struct___lclk_arm64 {
 #define arm64_regs(regs)	((struct pt_regs___lclk_arm64 *)(regs))
 #define sys_arg1(regs)		(arm64_regs(regs)->orig_x0)
 #define sys_arg2(regs)		(arm64_regs(regs)->regs[1])
-#define sys_arg5(regs)		(arm64_regs(regs)->regs[4])
 #define sys_user_sp(regs)	(arm64_regs(regs)->sp)
 #define sys_nr_at_exit(regs)	(arm64_regs(regs)->syscallno)
 

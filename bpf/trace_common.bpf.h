@@ -25,13 +25,6 @@
 #define FUTEX_WAIT_REQUEUE_PI	11
 #define FUTEX_LOCK_PI2		13
 #define FUTEX_CMD_MASK		0x7f
-/* ... and those that wake (a wait on uaddr; FUTEX_WAKE_OP: on uaddr2 too). */
-#define FUTEX_WAKE		1
-#define FUTEX_REQUEUE		3
-#define FUTEX_CMP_REQUEUE	4
-#define FUTEX_WAKE_OP		5
-#define FUTEX_UNLOCK_PI		7
-#define FUTEX_WAKE_BITSET	10
 
 /* sendmmsg/recvmmsg: bytes are summed over this many messages at most. */
 #define MMSG_MAX		16
@@ -69,11 +62,6 @@ const volatile __u64 spin_gap_ns = TRACE_SPIN_GAP_NS;
  * preemption disabled, where a plain add is exact and cheaper.
  */
 const volatile bool atomic_counts;
-/*
- * --messages: note which thread woke a futex wait (futex_wakers), for the
- * merge to tell a wait a receive ended from one its own threads ended.
- */
-const volatile bool note_wakers;
 /* tp_btf: enum trace_sys by syscall number */
 const volatile __u8 sys_class[TRACE_MAX_NR];
 
@@ -89,10 +77,7 @@ struct msg_ends {
 /* A traced call in flight. */
 struct trace_call {
 	__u64 ts;
-	union {
-		__u64 msgvec;		/* sendmmsg/recvmmsg: struct mmsghdr * */
-		__u64 futex_uaddr;	/* a futex wait's word (note_wakers) */
-	};
+	__u64 msgvec;		/* sendmmsg/recvmmsg: struct mmsghdr * */
 	/*
 	 * The caller's user stack pointer at entry (0: unknown): the kernel
 	 * restarts an interrupted call with it, where a signal handler's
@@ -187,27 +172,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
-
-/* A futex word of a traced process: the key of futex_wakers. */
-struct waker_key {
-	__u32 tgid;
-	__u32 pad;
-	__u64 uaddr;
-};
-
-/*
- * The thread that last woke waiters of each futex word (note_wakers),
- * looked up by a wait that ends woken. A waker enters its wake before the
- * waiter returns, so the entry is there when the waiter looks; the least
- * recently used words go first. Preallocated: an update from a futex
- * wake never allocates.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct waker_key);
-	__type(value, __u32);		/* tid */
-} futex_wakers SEC(".maps");
 
 static const struct trace_hist zero_hist;
 

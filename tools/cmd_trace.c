@@ -145,8 +145,6 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
 		       e->latency_ns / 1e6);
 		if (e->empty_calls)
 			printf(" after %u empty calls", e->empty_calls);
-		if (e->waker_tid)
-			printf(" woken by %u", e->waker_tid);
 		putchar('\n');
 		return;
 	}
@@ -169,8 +167,6 @@ static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
 	json_uint(j, "bytes", e->bytes);
 	json_int(j, "ret", e->ret);
 	json_uint(j, "empty_calls", e->empty_calls);
-	if (e->waker_tid)
-		json_uint(j, "waker_tid", e->waker_tid);
 	json_uint(j, "cpu", e->cpu);
 	json_uint(j, "end_cpu", e->end_cpu);
 	json_obj_end(j);
@@ -193,7 +189,7 @@ static int write_slice(struct trace_run *r, const struct trace_outlier *e,
 		{ .name = "bound_begin_ns", .val = t->bound_start },
 		{ .name = "bound_end_ns", .val = t->bound_end },
 		{ .name = "empty_calls", .val = e->empty_calls },
-		{ 0 }, { 0 },	/* device, waker_tid: when known */
+		{ .name = "device", .str = trace_dev_name(e->dev) },
 	};
 	struct perfetto_slice s = {
 		.pid = e->pid,
@@ -203,19 +199,9 @@ static int write_slice(struct trace_run *r, const struct trace_outlier *e,
 		.start_ns = t->start,
 		.end_ns = t->end,
 		.args = args,
-		.nargs = 7,
+		.nargs = e->dev ? 8 : 7,
 	};
 
-	if (e->dev)
-		args[s.nargs++] = (struct perfetto_arg){ .name = "device",
-							 .str = trace_dev_name(e->dev) };
-	/*
-	 * The thread that woke a futex wait, as tid on its host: trace merge
-	 * charges the wait to a receive of that thread only.
-	 */
-	if (e->waker_tid)
-		args[s.nargs++] = (struct perfetto_arg){ .name = "waker_tid",
-							 .val = e->waker_tid };
 	return perfetto_slice(r->pf, &s);
 }
 

@@ -100,7 +100,6 @@ check "gloo: each rank's recorder paired with its traced process (${unpaired:-} 
 check "gloo: rank 3 the straggler of >= 95% of the collectives with a wait (${cshare:-} of ${waited:-0} of ${colls:-0}; certain ${ccertain:-})" \
 	python3 -c "import sys; sys.exit(not (${waited:-0} >= $STEPS - 2 and ${cshare:-0} >= 0.95))"
 check_perfetto gloo "$dir/cluster.pftrace" "$dir"/host*.pftrace
-<<<<<<< HEAD
 # LCLK_GLOO_TIMELINE=1: the picture of the README (docs/cluster-timeline.svg),
 # two steps of this job around its middle collective, printed gzipped in
 # base64 on '# timeline-svg ' lines (the guest writes nothing to the host).
@@ -122,15 +121,5 @@ data = base64.b64encode(gzip.compress(open(d + "/t.svg", "rb").read())).decode()
 for i in range(0, len(data), 100):
     print("# timeline-svg " + data[i:i + 100])
 PY
-=======
-# LCLK_CLUSTER_DUMP=1: the hosts' traces in the log (base64 of a tar.xz
-# between marker lines), so a failing share can be examined on the host.
-if [ -n "${LCLK_CLUSTER_DUMP:-}" ]; then
-	echo "# dump-begin"
-	tar -C "$dir" -cJf - host0.pftrace host1.pftrace host2.pftrace host3.pftrace |
-		base64 -w 0 | sed 's/^/# dump: /'
-	echo
-	echo "# dump-end"
->>>>>>> waker
 fi
 echo "1..$n"

@@ -51,7 +51,6 @@ struct msg_end {
 	int64_t bound_ns;	/* of the clock at t_ns */
 	uint32_t seq, len;	/* TCP sequence range [seq, seq + len) */
 	uint64_t id;		/* the merge's event id */
-	uint32_t tid;		/* its thread on the host, 0: unknown */
 };
 
 /* What the matches on one ordered host pair (sender -> receiver) show. */

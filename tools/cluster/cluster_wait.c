@@ -38,7 +38,6 @@ struct attribution {
 struct received {
 	int64_t t_ns;
 	struct msg_end send;
-	uint32_t tid;	/* the receiving thread, 0: unknown */
 };
 
 struct settled {
@@ -118,13 +117,12 @@ static void attribute(struct cluster_wait *w, uint32_t waiter, const struct bloc
 		      const struct msg_end *send);
 
 /*
- * The receives no block took, in (begin, end] and within link_ns of end,
- * of thread waker (0: any): the latest, which woke the wait, and the time
- * of the first (*first_ns): the rank's sends after it answer it, they do
- * not begin the wait.
+ * The receives no block took, in (begin, end] and within link_ns of end:
+ * the latest, which woke the wait, and the time of the first (*first_ns):
+ * the rank's sends after it answer it, they do not begin the wait.
  */
 static const struct received *woke(const struct cluster_wait *w, const struct rank_state *r,
-				   int64_t begin, int64_t end, uint32_t waker, int64_t *first_ns)
+				   int64_t begin, int64_t end, int64_t *first_ns)
 {
 	const struct received *last = NULL;
 	unsigned int i;
@@ -136,9 +134,6 @@ static const struct received *woke(const struct cluster_wait *w, const struct ra
 			continue;
 		if (m->t_ns <= begin || end - m->t_ns > w->link_ns)
 			break;
-		/* Another thread's receive woke nobody here. */
-		if (waker && m->tid && m->tid != waker)
-			continue;
 		if (!last)
 			last = m;
 		*first_ns = m->t_ns;
@@ -161,9 +156,8 @@ static const struct sent *sent_within(const struct rank_state *r, int64_t begin,
 	return last;
 }
 
-/* woken: a futex wait, woken by thread waker (0: unknown, any receive). */
-static int block(struct cluster_wait *w, uint32_t rank, int64_t begin, int64_t end,
-		 int64_t bound_begin_ns, bool woken, uint32_t waker)
+int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
+		       int64_t end, int64_t bound_begin_ns, bool woken)
 {
 	struct rank_state *r = rank_get(w, rank);
 	const struct received *m = NULL;
@@ -175,13 +169,7 @@ static int block(struct cluster_wait *w, uint32_t rank, int64_t begin, int64_t e
 		return -ENOMEM;
 	/* Woken from a futex by another thread of the rank, after it received. */
 	if (woken)
-		m = woke(w, r, begin, end, waker, &answered);
-	/*
-	 * Its waker received nothing: a thread of the rank woke it from its
-	 * own work (the main thread starting a pass), no message ended it.
-	 */
-	if (woken && waker && !m)
-		return 0;
+		m = woke(w, r, begin, end, &answered);
 	/*
 	 * A rank waits from its own last send, when it entered the exchange:
 	 * a thread of it that went idle earlier (gloo's I/O thread, in epoll
@@ -216,18 +204,6 @@ static int block(struct cluster_wait *w, uint32_t rank, int64_t begin, int64_t e
 		memmove(r->pending, r->pending + 1, --r->npending * sizeof(*r->pending));
 	r->pending[r->npending++] = b;
 	return 0;
-}
-
-int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
-		       int64_t end, int64_t bound_begin_ns, bool woken)
-{
-	return block(w, rank, begin, end, bound_begin_ns, woken, 0);
-}
-
-int cluster_wait_woken_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
-			     int64_t end, int64_t bound_begin_ns, uint32_t waker)
-{
-	return block(w, rank, begin, end, bound_begin_ns, true, waker);
 }
 
 int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
@@ -332,8 +308,7 @@ void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
 	}
 	if (i == r->npending) {
 		/* For a wait woken by it, which ends later. */
-		r->recent[r->nrecent++ % RECENT] =
-			(struct received){ recv->t_ns, *send, recv->tid };
+		r->recent[r->nrecent++ % RECENT] = (struct received){ recv->t_ns, *send };
 		return;
 	}
 	/* This block, and any older one left unattributed, are done with. */

@@ -77,16 +77,6 @@ void cluster_wait_free(struct cluster_wait *w);
 int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 		       int64_t end, int64_t bound_begin_ns, bool woken);
 
-/*
- * A futex wait of rank that thread waker (its tid on the rank's host, not
- * 0) woke: as cluster_wait_block(..., true), but ended only by a receive
- * of that thread (msg_end.tid), or of a thread unknown. One the waker
- * received nothing for is no message wait (a thread woken by the rank's
- * own main thread): neither a block nor the same wait as the next one.
- */
-int cluster_wait_woken_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
-			     int64_t end, int64_t bound_begin_ns, uint32_t waker);
-
 /* A message end seen (matched or not): the stall report. 0 or -ENOMEM. */
 int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
 		      int64_t t_ns, int64_t bound_ns);

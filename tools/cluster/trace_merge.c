@@ -42,8 +42,6 @@ struct event {
 	uint8_t instant, msg;
 	uint8_t waits;			/* a waiting call that got data */
 	uint8_t woken;			/* a futex wait another thread ended */
-	uint32_t waker;			/* ... that thread's tid, 0: unknown */
-	uint32_t tid;			/* its thread's on the host, 0: unknown */
 	uint8_t coll;			/* a recorder's collective slice: */
 	uint32_t coll_group, coll_op;	/* ... cluster_round_intern()'s */
 	uint64_t coll_seq;		/* ... its process group's number */
@@ -457,13 +455,12 @@ static void declare_out(struct merge *m, struct input *in, struct track *t, stru
  * tracks under their process, or under the host's own process track.
  */
 static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
-			  uint32_t *rank, uint32_t *tid)
+			  uint32_t *rank)
 {
 	struct track *t = track_get(in, uuid, true), *pt;
 
 	if (!t)
 		return 0;
-	*tid = t->tid > 0 && t->tid <= UINT32_MAX ? (uint32_t)t->tid : 0;
 	if (t->out) {
 		*rank = t->event_rank;
 		return t->out;
@@ -489,7 +486,6 @@ struct ann_facts {
 	size_t src_len, dst_len, group_len;
 	bool data;			/* outcome "data": the call got something */
 	bool zero;			/* outcome "zero": a futex wait woken */
-	int64_t waker_tid;		/* the thread that woke it, 0: unknown */
 };
 
 static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
@@ -538,8 +534,6 @@ static void annotation(const uint8_t *p, size_t len, struct ann_facts *a)
 			a->seq = val;
 		if (str_is(name, name_len, "len"))
 			a->len = val;
-		if (str_is(name, name_len, "waker_tid"))
-			a->waker_tid = val;
 	} else if (str) {
 		if (str_is(name, name_len, "src")) {
 			a->src = str;
@@ -638,13 +632,10 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 	e->begin = e->end = ts;
 	e->bound_begin = a->bound_begin;
 	e->bound_end = a->bound_end;
-	e->track = out_track(m, in, track, &e->rank, &e->tid);
+	e->track = out_track(m, in, track, &e->rank);
 	e->waits = a->data && str_is(cat, cat_len, "syscall") && waiting_call(name, name_len);
 	e->woken = a->zero && str_is(cat, cat_len, "syscall") &&
 		   (str_is(name, name_len, "futex_wait") || str_is(name, name_len, "futex_waitv"));
-	/* Traces before lclkctl trace noted wakers have none: any receive. */
-	if (e->woken && a->waker_tid > 0 && a->waker_tid <= UINT32_MAX)
-		e->waker = (uint32_t)a->waker_tid;
 	e->input = in->idx;
 	e->name_len = name_len;
 	e->cat_len = cat_len;
@@ -1120,10 +1111,8 @@ static int on_event(struct merge *m, struct event *e)
 	if ((e->waits || e->woken || e->msg) && e->rank < res->nranks)
 		m->ids[e->rank].traced = true;
 	if ((e->waits || e->woken || e->msg == MSG_IS_RECV) && e->end - e->begin >= m->block_ns) {
-		err = e->waker ? cluster_wait_woken_block(res->wait, e->rank, e->begin, e->end,
-							  e->bound_begin, e->waker) :
-				 cluster_wait_block(res->wait, e->rank, e->begin, e->end,
-						    e->bound_begin, e->woken);
+		err = cluster_wait_block(res->wait, e->rank, e->begin, e->end, e->bound_begin,
+					 e->woken);
 		if (err)
 			return err;
 	}
@@ -1143,7 +1132,6 @@ static int on_event(struct merge *m, struct event *e)
 			.seq = e->seq,
 			.len = e->len,
 			.id = e->id,
-			.tid = e->tid,
 		};
 		err = cluster_wait_seen(res->wait, e->rank, e->msg == MSG_IS_SEND, me.t_ns,
 					me.bound_ns);

@@ -283,7 +283,6 @@ static int load(struct trace_probe *tp, const struct trace_kernel *k,
 	 * records, from its sys_exit program): plain ones.
 	 */
 	skel->rodata->atomic_counts = tp->mode == TRACE_ATTACH_FENTRY;
-	skel->rodata->note_wakers = f->messages;
 	trace_sys_fill(skel->rodata->sys_class);
 
 	/*

@@ -1335,57 +1335,6 @@ TEST(a_send_answering_a_receive_in_a_woken_wait_does_not_shorten_it)
 }
 
 /*
- * gloo on node0 (pid 100): its I/O thread (tid 101) sends at T0 and
- * receives node1's message at T0 + 150 ms; a thread of it (tid 102) sleeps
- * on a futex [T0 + 1 ms, T0 + 150.3 ms], woken by thread WAKER (0: a trace
- * that does not say, as before lclkctl trace noted wakers). Woken by the
- * main thread (100), which received nothing, the wait is the rank's own
- * work (torch's autograd threads, woken by the main thread's next pass),
- * not a wait for node1: seen in gloo runs charging the round to whichever
- * rank the I/O thread had just heard from. Returns the rounds node1 came
- * last, or -1 if a round is charged to anyone else.
- */
-static int futex_wait_woken_by(struct __test_metadata *_metadata, uint32_t waker)
-{
-	struct perfetto_arg args[] = {
-		{ .name = "outcome", .str = "zero" },
-		{ .name = "bound_begin_ns", .val = 10 * US },
-		{ .name = "bound_end_ns", .val = 10 * US },
-		{ .name = "waker_tid", .val = waker },
-	};
-	struct perfetto_slice wait = {
-		.pid = 100, .tid = 102, .thread_name = "pt_autograd_0",
-		.name = "futex_wait", .start_ns = T0 + MS, .end_ns = T0 + 150 * MS + 300 * US,
-		.args = args, .nargs = waker ? 4 : 3,
-	};
-	struct fixture f;
-	uint64_t rounds;
-	int last = -1;
-	uint32_t i;
-
-	setup_hosts(_metadata, &f, 0, 10 * US);
-	msg(_metadata, &f.a, true, &f.b, T0, T0 + 2 * US, f.a.seq_out, 100);
-	transfer(_metadata, &f.b, &f.a, T0 + 150 * MS - 100 * US, 100 * US, 100);
-	EXPECT_EQ(perfetto_slice(f.a.pf, &wait), 0);
-	merge(_metadata, &f);
-	rounds = cluster_wait_rounds(f.res.wait);
-	for (i = 0; i < f.res.nranks; i++)
-		if (!strncmp(f.res.rank_names[i], "node1 ", 6))
-			last = (int)cluster_wait_rank(f.res.wait, i)->last;
-	cleanup(&f);
-	return (uint64_t)last == rounds ? last : -1;
-}
-
-TEST(a_futex_wait_woken_by_a_thread_that_received_nothing_is_no_message_wait)
-{
-	EXPECT_EQ(futex_wait_woken_by(_metadata, 100), 0);
-	/* Woken by the thread that received: node1's round. */
-	EXPECT_EQ(futex_wait_woken_by(_metadata, 101), 1);
-	/* A trace without wakers: any receive, as before. */
-	EXPECT_EQ(futex_wait_woken_by(_metadata, 0), 1);
-}
-
-/*
  * A message sent after a wait ended did not end it, even when its receive
  * comes within the link's time after the wait: the one that did was not
  * recorded (the tracer lost the call). Seen on the debug kernel, whose
