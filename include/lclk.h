@@ -464,4 +464,23 @@ static inline void lclk_close(struct lclk_clock *c)
 	c->fd = -1;
 }
 
+/*
+ * The vmclock's disruption marker now, for a setter to read before it
+ * measures and to set with (LCLK_SET_VMCLOCK, uapi lclk.h). Returns 0,
+ * -EOPNOTSUPP where there is no vmclock (or a module that predates it),
+ * -EAGAIN while the hypervisor keeps its page mid-write.
+ */
+static inline int lclk_disruption_marker(const struct lclk_clock *c,
+					 __u64 *marker)
+{
+	struct lclk_disruption d;
+
+	if (c->vmclock)
+		return lclk_vmclock_marker(c->vmclock, marker) ? -EAGAIN : 0;
+	if (ioctl(c->fd, LCLK_IOC_GET_DISRUPTION, &d) < 0)
+		return errno == ENOTTY ? -EOPNOTSUPP : -errno;
+	*marker = d.marker;
+	return 0;
+}
+
 #endif /* _LCLK_H */

@@ -61,8 +61,9 @@ static void lclk_publish(struct lclk_page *p, const struct lclk_state *s)
  * vmclock's disruption marker its readers compare with (lclk_page.h) is
  * the one read at the start of the ioctl, before the lock and before
  * "now", so that a disruption during the ioctl is seen by every reader
- * as one since the sync. A disruption before the ioctl is still taken as
- * measured by it (lclk(4) says why that is the setter's to avoid).
+ * as one since the sync. One between the measurement and the ioctl only
+ * the setter can see: with LCLK_SET_VMCLOCK the marker read here must be
+ * the one it read before measuring (lclk_apply()).
  */
 static void lclk_publish_marker(struct lclk_page *p,
 				const struct lclk_change *c, u64 marker)
@@ -179,14 +180,19 @@ int lclk_apply(struct lclk_dev *ld, const struct lclk_change *change)
 	err = lclk_check_change(&c, ld->max_rate_ppt);
 	if (err)
 		return err;
+	if ((c.modes & LCLK_SET_VMCLOCK) && !lclk_vmclock.abi)
+		return -EOPNOTSUPP;
 	/*
 	 * Outside the lock: a hypervisor mid-write is waited for with
 	 * interrupts on, and one that stays there refuses the sync (a bound
 	 * with no marker could not be taken back by a disruption).
 	 */
-	if (lclk_vmclock.abi && (c.modes & LCLK_SET_BOUND) &&
+	if (lclk_vmclock.abi && (c.modes & (LCLK_SET_BOUND | LCLK_SET_VMCLOCK)) &&
 	    lclk_vmclock_marker(lclk_vmclock.abi, &marker))
 		return -EAGAIN;
+	/* Restored or migrated since the setter began to measure. */
+	if ((c.modes & LCLK_SET_VMCLOCK) && marker != c.vmclock_marker)
+		return -ESTALE;
 
 	raw_spin_lock_irqsave(&ld->lock, irqflags);
 	/* A sync's rate is right for the base clock as it runs now. */

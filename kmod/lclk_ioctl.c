@@ -3,7 +3,8 @@
  * lclk: the ioctls of /dev/lclkN.
  *
  * Each command number encodes its structure's size, so a caller built
- * against another layout gets -ENOTTY rather than a misread structure.
+ * against another layout gets -ENOTTY rather than a misread structure;
+ * SET_MODEL's, which grows, is read at the caller's size (uapi lclk.h).
  * Every input is checked: unknown bits in modes and flags, non-zero
  * reserved fields and out-of-range values give -EINVAL, so that new fields
  * can be given a meaning later without new numbers. Every output structure
@@ -188,18 +189,50 @@ static long lclk_ioc_get_stats(struct lclk_dev *ld, struct lclk_stats __user *u)
 	return copy_to_user(u, &s, sizeof(s)) ? -EFAULT : 0;
 }
 
-/* file: the one a correction belongs to, and ends with (lclk_corr.c). */
+static long lclk_ioc_get_disruption(struct lclk_disruption __user *u)
+{
+	struct lclk_disruption d;
+
+	if (!lclk_vmclock.abi)
+		return -EOPNOTSUPP;
+	memset(&d, 0, sizeof(d));
+	if (lclk_vmclock_marker(lclk_vmclock.abi, &d.marker))
+		return -EAGAIN;
+	return copy_to_user(u, &d, sizeof(d)) ? -EFAULT : 0;
+}
+
+/*
+ * SET_MODEL's command at any size it takes (uapi lclk.h): from its first
+ * version's up; what lies past the kernel's structure must be zero.
+ */
+static bool lclk_is_set_model(unsigned int cmd)
+{
+	return _IOC_TYPE(cmd) == LCLK_IOC_MAGIC &&
+	       _IOC_NR(cmd) == _IOC_NR(LCLK_IOC_SET_MODEL) &&
+	       _IOC_DIR(cmd) == _IOC_WRITE &&
+	       _IOC_SIZE(cmd) >= LCLK_SET_MODEL_SIZE_VER0;
+}
+
+/*
+ * file: the one a correction belongs to, and ends with (lclk_corr.c);
+ * usize: the caller's size of the structure.
+ */
 static long lclk_ioc_set_model(struct lclk_dev *ld, struct file *file,
-			       const struct lclk_set_model __user *u)
+			       const struct lclk_set_model __user *u,
+			       size_t usize)
 {
 	struct lclk_change c;
 	struct lclk_set_model sm;
 	s64 shift;
+	int err;
 
-	if (copy_from_user(&sm, u, sizeof(sm)))
-		return -EFAULT;
-	/* No reserved field left: the last of them became the leap's. */
-	if (!sm.modes || (sm.modes & ~LCLK_SET_ALL_MODES))
+	BUILD_BUG_ON(offsetof(struct lclk_set_model, vmclock_marker) !=
+		     LCLK_SET_MODEL_SIZE_VER0);
+	err = copy_struct_from_user(&sm, sizeof(sm), u, usize);
+	if (err)
+		return err;
+	if (!sm.modes || (sm.modes & ~LCLK_SET_ALL_MODES) ||
+	    !lclk_rsv_zero(sm.rsv))
 		return -EINVAL;
 
 	memset(&c, 0, sizeof(c));
@@ -223,6 +256,7 @@ static long lclk_ioc_set_model(struct lclk_dev *ld, struct file *file,
 	c.leap = sm.leap;
 	c.leap_ns = sm.leap_ns;
 	c.tai_offset_s = sm.tai_offset_s;
+	c.vmclock_marker = sm.vmclock_marker;
 	return lclk_apply(ld, &c);
 }
 
@@ -266,9 +300,9 @@ static long lclk_ioc_change(struct lclk_dev *ld, struct file *file,
 	if (!capable(CAP_SYS_TIME))
 		return -EPERM;
 
+	if (lclk_is_set_model(cmd))
+		return lclk_ioc_set_model(ld, file, u, _IOC_SIZE(cmd));
 	switch (cmd) {
-	case LCLK_IOC_SET_MODEL:
-		return lclk_ioc_set_model(ld, file, u);
 	case LCLK_IOC_STEP:
 		return lclk_ioc_step(ld, u);
 	case LCLK_IOC_SET_CPU_OFFSET:
@@ -294,13 +328,17 @@ long lclk_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return lclk_ioc_get_cpu_offset(ld, u);
 	case LCLK_IOC_GET_STATS:
 		return lclk_ioc_get_stats(ld, u);
-	case LCLK_IOC_SET_MODEL:
+	case LCLK_IOC_GET_DISRUPTION:
+		return lclk_ioc_get_disruption(u);
 	case LCLK_IOC_STEP:
 	case LCLK_IOC_SET_CPU_OFFSET:
-		err = lclk_ioc_change(ld, file, cmd, u);
-		if (err)
-			atomic64_inc(&ld->ctr.rejected);
-		return err;
+		break;
+	default:
+		if (!lclk_is_set_model(cmd))
+			return -ENOTTY;
 	}
-	return -ENOTTY;
+	err = lclk_ioc_change(ld, file, cmd, u);
+	if (err)
+		atomic64_inc(&ld->ctr.rejected);
+	return err;
 }

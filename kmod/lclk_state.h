@@ -119,6 +119,7 @@ struct lclk_change {
 	s64 slew;
 	s64 corr_ppt;		/* LCLK_SET_CORRECTION, on top of rate_ppt */
 	s64 corr_ns;		/* ... for this long */
+	u64 vmclock_marker;	/* LCLK_SET_VMCLOCK: the setter's */
 	const void *owner;	/* the file it came through; NULL if none */
 };
 
@@ -145,6 +146,9 @@ static inline int lclk_check_change(const struct lclk_change *c,
 				    s64 max_rate_ppt)
 {
 	if (c->flags & ~LCLK_ALL_FLAGS)
+		return -EINVAL;
+	/* A condition on a change, not a change. */
+	if (c->modes == LCLK_SET_VMCLOCK)
 		return -EINVAL;
 	/* A sync and an unsync at once contradict each other. */
 	if ((c->modes & LCLK_SET_BOUND) && (c->modes & LCLK_SET_UNSYNC))

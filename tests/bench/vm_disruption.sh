@@ -1,7 +1,12 @@
 #!/bin/sh
 # BENCH vm.disruption_violations: readings of the 7.2 guest's clock whose
 # bound a snapshot restore broke, over 20 restores of a snapshot taken 10 s
-# earlier (tests/vm/snapshot-restore says how; about 90 s). Needs
+# earlier (tests/vm/snapshot-restore says how; about 90 s), and
+# BENCH vm_race.disruption_violations: the same with a sync measured
+# before each restore and set after it (-s; about 90 s). Needs
 # build/kernels/7.2/lclk.ko ("make bench" builds the matrix first).
 cd "$(dirname "$0")/../.." || exit 1
-exec tests/vm/snapshot-restore -l vm
+rc=0
+tests/vm/snapshot-restore -l vm || rc=1
+tests/vm/snapshot-restore -s -l vm_race || rc=1
+exit "$rc"

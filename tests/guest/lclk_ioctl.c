@@ -449,7 +449,10 @@ TEST_F(dev, set_model_rejects)
 	m.modes = 0;
 	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
 	RESET();
-	m.modes |= 1U << 9;
+	m.modes |= 1U << 10;
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
+	RESET();
+	m.rsv[2] = 1;
 	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
 	RESET();
 	m.modes |= 1U << 16;	/* the module's internal modes are not ABI */
@@ -530,6 +533,57 @@ TEST_F(dev, set_model_rejects)
 
 	EXPECT_TRUE(refused(self->fd, LCLK_IOC_SET_MODEL, NULL, -EFAULT));
 #undef RESET
+}
+
+/*
+ * SET_MODEL's structure grows at its end (uapi lclk.h): a caller built
+ * before vmclock_marker passes its own size, and one built after this
+ * module passes more, which must be zero.
+ */
+TEST_F(dev, set_model_sizes)
+{
+	struct {
+		struct lclk_set_model m;
+		__u64 later[2];
+	} newer;
+	struct lclk_set_model m = rate_only(1000);
+
+	/* what lies past an old caller's size is not its: never read */
+	m.rsv[0] = 1;
+	EXPECT_EQ(0, lclk_ioc(self->fd, _IOW(LCLK_IOC_MAGIC, 0x04,
+					     char[LCLK_SET_MODEL_SIZE_VER0]), &m));
+	EXPECT_EQ(1000, lclk_model_of(self->fd).rate_ppt);
+
+	memset(&newer, 0, sizeof(newer));
+	newer.m = rate_only(2000);
+	EXPECT_EQ(0, lclk_ioc(self->fd, _IOW(LCLK_IOC_MAGIC, 0x04, char[sizeof(newer)]), &newer));
+	EXPECT_EQ(2000, lclk_model_of(self->fd).rate_ppt);
+	newer.m.rate_ppt = 3000;
+	newer.later[1] = 1;
+	EXPECT_TRUE(refused(self->fd, _IOW(LCLK_IOC_MAGIC, 0x04, char[sizeof(newer)]), &newer,
+			    -E2BIG));
+	EXPECT_EQ(2000, lclk_model_of(self->fd).rate_ppt);
+}
+
+/*
+ * On a machine without a vmclock (the test bed's QEMU has none; the
+ * snapshot test, tests/vm/snapshot-restore -s, has one): no marker to
+ * read, and a change conditional on one is refused rather than made
+ * unchecked.
+ */
+TEST_F(dev, vmclock_conditions_without_one)
+{
+	struct lclk_set_model m = rate_only(1000);
+	struct lclk_disruption d;
+
+	if (self->info.caps & LCLK_CAP_VMCLOCK)
+		SKIP(return, "this machine has a vmclock");
+	EXPECT_EQ(-EOPNOTSUPP, lclk_ioc(self->fd, LCLK_IOC_GET_DISRUPTION, &d));
+	m.modes |= LCLK_SET_VMCLOCK;
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EOPNOTSUPP));
+	/* a condition alone changes nothing: refused whatever the machine */
+	m.modes = LCLK_SET_VMCLOCK;
+	EXPECT_TRUE(set_model_refused(self->fd, &m, -EINVAL));
 }
 
 /* ---- corrections ---------------------------------------------------------- */
@@ -864,7 +918,9 @@ TEST_F(dev, unknown_commands)
 		_IOR(LCLK_IOC_MAGIC, 0x01, char[sizeof(struct lclk_info) + 8]),
 		_IOW(LCLK_IOC_MAGIC, 0x01, struct lclk_info),
 		_IOR(LCLK_IOC_MAGIC, 0x02, struct lclk_time),
-		_IOW(LCLK_IOC_MAGIC, 0x04, char[sizeof(struct lclk_set_model) - 8]),
+		_IOW(LCLK_IOC_MAGIC, 0x04, char[LCLK_SET_MODEL_SIZE_VER0 - 8]),
+		_IOWR(LCLK_IOC_MAGIC, 0x04, struct lclk_set_model),
+		_IOW(LCLK_IOC_MAGIC, 0x09, struct lclk_disruption),
 		_IOWR(LCLK_IOC_MAGIC, 0x05, struct lclk_step),
 		_IOR(LCLK_IOC_MAGIC, 0x08, char[sizeof(struct lclk_stats) + 8]),
 		/* right number, wrong magic */

@@ -206,7 +206,7 @@ static void *pick_ptr(struct rng *r, struct arena *a, size_t size)
 static const unsigned int lclk_cmds[] = {
 	LCLK_IOC_INFO, LCLK_IOC_GET_TIME, LCLK_IOC_GET_MODEL,
 	LCLK_IOC_SET_MODEL, LCLK_IOC_STEP, LCLK_IOC_GET_CPU_OFFSET,
-	LCLK_IOC_SET_CPU_OFFSET, LCLK_IOC_GET_STATS,
+	LCLK_IOC_SET_CPU_OFFSET, LCLK_IOC_GET_STATS, LCLK_IOC_GET_DISRUPTION,
 };
 
 /* A command of the ABI, or one with its size, direction or number bent. */
@@ -263,6 +263,9 @@ static void fill_arg(struct rng *r, unsigned int cmd, void *buf, size_t size)
 		m->leap = below(r, 2) ? (__u32)below(r, 3) : pick_u32(r);
 		m->leap_ns = below(r, 2) ? 0 : pick_s64(r);
 		m->tai_offset_s = below(r, 2) ? (__s32)below(r, 40) : (__s32)pick_u32(r);
+		m->vmclock_marker = below(r, 2) ? 0 : (__u64)pick_s64(r);
+		if (below(r, 8) == 0)
+			fill_rsv(r, m->rsv, sizeof(m->rsv));
 		break;
 	}
 	case LCLK_IOC_STEP: {

@@ -14,6 +14,7 @@
 typedef __s64 s64;
 typedef __s32 s32;
 typedef __u32 u32;
+typedef __u64 u64;
 
 #define BIT(n)			(1UL << (n))
 #define NSEC_PER_SEC		1000000000L

@@ -7,8 +7,11 @@
  *
  *   host -> guest                      guest -> host
  *   S SEQ        read the clock        R SEQ MT MB MS IT IB IS
- *   T SEQ        sync from the host    Q SEQ   (then the host says:)
+ *   T SEQ MARK   sync from the host    Q SEQ   (then the host says:)
  *   A SEQ NS     the host's time       Y SEQ RC RTT_NS TEXT_STATUS
+ *   M SEQ MARK   as T, but measured    Q SEQ, then after A:
+ *                and held              W SEQ   (then the host says:)
+ *   G SEQ        apply the held sync   Y SEQ RC RTT_NS TEXT_STATUS
  *   X            end                   (exits 0)
  *
  * R carries two readings of /dev/lclk0: MT MB MS through include/lclk.h's
@@ -21,10 +24,18 @@
  * after a restore, as the other readers). A restored
  * snapshot may answer a request from before the restore: the host
  * matches replies by SEQ.
+ *
+ * MARK 1: as a setter should on a VM with a vmclock, the sync reads the
+ * disruption marker before g1 and sets with LCLK_SET_VMCLOCK, so that a
+ * restore between its measurement and its ioctl refuses it (RC ESTALE);
+ * MARK 0: without, as setters did before LCLK_SET_VMCLOCK. M holds the
+ * measured sync until G: a snapshot taken meanwhile, restored later,
+ * applies a measurement from before the restore.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,16 +117,31 @@ static void text_status(char *out, size_t size)
 		snprintf(out, size, "?");
 }
 
-static void sync_clock(const struct lclk_clock *c, unsigned long long seq)
+/* Wait for the host's line "G SEQ"; false if it never comes. */
+static bool wait_go(unsigned long long seq)
+{
+	unsigned long long gseq;
+	char line[256];
+
+	while (get_line(line, sizeof(line), 600000) == 0)
+		if (sscanf(line, "G %llu", &gseq) == 1 && gseq == seq)
+			return true;
+	return false;
+}
+
+static void sync_clock(const struct lclk_clock *c, unsigned long long seq,
+		       int mark, bool hold)
 {
 	struct lclk_set_model m;
 	unsigned long long aseq;
 	long long host;
 	char line[256], text[32];
 	__s64 g1, g4, mid;
-	int rc = 0;
+	__u64 marker = 0;
+	int rc = 0, marked;
 
 	text_status(text, sizeof(text));
+	marked = mark && !lclk_disruption_marker(c, &marker);
 	g1 = mono_ns();
 	say("Q %llu\n", seq);
 	for (;;) {
@@ -136,6 +162,15 @@ static void sync_clock(const struct lclk_clock *c, unsigned long long seq)
 	m.offset_ns = host - mid;
 	m.bound_ns = (g4 - g1) / 2 + 1;
 	m.max_drift_ppb = 1000000;	/* 1000 ppm: TCG's clocks are rough */
+	if (marked) {
+		m.modes |= LCLK_SET_VMCLOCK;
+		m.vmclock_marker = marker;
+	}
+	if (hold) {
+		say("W %llu\n", seq);
+		if (!wait_go(seq))
+			return;
+	}
 	if (ioctl(c->fd, LCLK_IOC_SET_MODEL, &m) < 0)
 		rc = errno;
 	say("Y %llu %d %lld %s\n", seq, rc, (long long)(g4 - g1), text);
@@ -167,6 +202,7 @@ int main(int argc, char **argv)
 	say("H hello\n");
 	for (;;) {
 		unsigned long long seq;
+		int mark;
 
 		if (get_line(line, sizeof(line), -1) < 0)
 			continue;
@@ -181,8 +217,10 @@ int main(int argc, char **argv)
 			    (long long)a.time_ns, (long long)a.bound_ns,
 			    a.status, (long long)b.time_ns,
 			    (long long)b.bound_ns, b.status);
-		} else if (sscanf(line, "T %llu", &seq) == 1) {
-			sync_clock(&c, seq);
+		} else if (sscanf(line, "T %llu %d", &seq, &mark) == 2) {
+			sync_clock(&c, seq, mark, false);
+		} else if (sscanf(line, "M %llu %d", &seq, &mark) == 2) {
+			sync_clock(&c, seq, mark, true);
 		}
 	}
 	lclk_close(&c);

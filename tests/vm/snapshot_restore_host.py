@@ -15,6 +15,13 @@ port (a unix socket) and to QEMU over QMP (another unix socket):
 - meanwhile takes a snapshot (savevm), waits WAIT_S, and restores it
   (loadvm) RESTORES times, DWELL_S apart.
 
+With --race, the snapshot holds a sync measured but not yet applied (the
+guest's M), so that each restore applies a measurement from before it, as
+a daemon that measured just before a restore would: the guest's setter
+sets with the vmclock's marker from before it measured, and the module
+must refuse it (ESTALE); with --no-marker it sets as setters did before
+LCLK_SET_VMCLOCK, and the test must fail.
+
 Prints BENCH lines and a summary; exits 1 if any reading violated its bound.
 """
 import json
@@ -87,8 +94,9 @@ class Qmp:
 
 
 class Sampler(threading.Thread):
-    def __init__(self, sock, resync_s):
+    def __init__(self, sock, resync_s, marker=True):
         super().__init__(daemon=True)
+        self.marker = 1 if marker else 0
         self.sock = sock
         self.lines = Lines(sock)
         self.resync_ns = int(resync_s * 1e9)
@@ -138,7 +146,7 @@ class Sampler(threading.Thread):
     def sync(self):
         self.seq += 1
         seq = self.seq
-        self.send(f"T {seq}")
+        self.send(f"T {seq} {self.marker}")
         if self.wait("Q", seq) is None:
             self.sync_failed += 1
             return False
@@ -151,6 +159,28 @@ class Sampler(threading.Thread):
         if len(f) > 4:
             self.text_status[f[4]] = self.text_status.get(f[4], 0) + 1
         return True
+
+    def hold(self):
+        """Stop the sampler between two requests (from the main thread)."""
+        self.go.clear()
+        if not self.idle.wait(10):
+            raise TimeoutError("the sampler did not stop")
+
+    def measure_held(self):
+        """A sync measured and held (M): its SEQ, or None."""
+        self.seq += 1
+        seq = self.seq
+        self.send(f"M {seq} {self.marker}")
+        if self.wait("Q", seq) is None:
+            return None
+        self.send(f"A {seq} {now_ns()}")
+        return seq if self.wait("W", seq) is not None else None
+
+    def apply_held(self, seq):
+        """Apply the held sync SEQ (G): the guest's errno, or None."""
+        self.send(f"G {seq}")
+        f = self.wait("Y", seq, timeout=10)
+        return int(f[2]) if f is not None else None
 
     def sample(self):
         self.seq += 1
@@ -224,6 +254,10 @@ def main():
     ap.add_argument("--label", default="vm")
     ap.add_argument("--no-pause-resync", dest="pause_resync", action="store_false",
                     help="do not sync the guest after savevm's pause")
+    ap.add_argument("--race", action="store_true",
+                    help="each restore applies a sync measured before it")
+    ap.add_argument("--no-marker", dest="marker", action="store_false",
+                    help="the guest's syncs do not give the vmclock's marker")
     a = ap.parse_args()
 
     t_start = time.monotonic()
@@ -246,7 +280,7 @@ def main():
             break
     print(f"# guest up after {time.monotonic() - t_start:.1f} s")
 
-    smp = Sampler(port, a.resync)
+    smp = Sampler(port, a.resync, a.marker)
     smp.lines.buf = hello.buf
     smp.start()
     time.sleep(5)
@@ -254,26 +288,42 @@ def main():
         print(f"snapshot-restore: no sync in 5 s ({smp.sync_failed} failed)", file=sys.stderr)
     t = time.monotonic()
     smp.phase = "savevm"
-    if a.pause_resync:
+    held = None
+    if a.pause_resync or a.race:
         # savevm stops the VM, and under TCG the guest's clocks stop with
         # it: the guest comes back behind by the pause, which no vmclock
         # reports (QEMU marks loads only). As whoever paused it would, the
         # host syncs it afterwards, and takes no reading meanwhile.
-        smp.go.clear()
-        smp.idle.wait(10)
+        smp.hold()
+    if a.race:
+        held = smp.measure_held()
+        if held is None:
+            print("snapshot-restore: the held sync was not measured", file=sys.stderr)
+            return 2
     qmp.hmp("savevm lclk")
     print(f"# savevm took {time.monotonic() - t:.1f} s")
-    if a.pause_resync:
+    if held is not None and smp.apply_held(held) != 0:
+        print("snapshot-restore: the held sync failed before any restore", file=sys.stderr)
+        return 2
+    if a.pause_resync or a.race:
         smp.force_sync = True
         smp.go.set()
     time.sleep(a.wait)
     load_s = []
+    held_rc = {}
     for i in range(a.restores):
         t = time.monotonic()
         smp.phase = "restore"
+        if held is not None:
+            smp.hold()
         qmp.hmp("loadvm lclk")
-        smp.mark = True
         load_s.append(time.monotonic() - t)
+        if held is not None:
+            # the restored guest holds the sync it measured before savevm
+            rc = smp.apply_held(held)
+            held_rc[rc] = held_rc.get(rc, 0) + 1
+            smp.go.set()
+        smp.mark = True
         time.sleep(a.dwell)
         if smp.error:
             break
@@ -311,6 +361,10 @@ def main():
         print(f"# {a.label}: first reading after each restore: error "
               f"{min(errs) / 1e9:+.3f}..{max(errs) / 1e9:+.3f} s, status "
               + ", ".join(f"{k} {n}" for k, n in sorted(sts.items())))
+    if held is not None:
+        rcs = ", ".join(f"{'no answer' if k is None else os.strerror(k) if k else 'applied'} {n}"
+                        for k, n in sorted(held_rc.items(), key=lambda kv: str(kv[0])))
+        print(f"# {a.label}: the sync measured before savevm, set after each restore: {rcs}")
     for e in smp.examples:
         print(f"#   {e}")
     print(f"BENCH {a.label}.disruption_violations {v}")

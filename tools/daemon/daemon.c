@@ -12,6 +12,7 @@
 #include "lib/cli.h"
 #include "lib/device.h"
 #include "lib/units.h"
+#include "sync/apply.h"
 #include "sync/leap.h"
 #include "sync/select.h"
 #include "sync/sync_policy.h"
@@ -33,8 +34,10 @@ static int set_model(struct daemon *d, struct lclk_set_model *set, const char *w
 {
 	int err = device_ioctl(d->fd, LCLK_IOC_SET_MODEL, set);
 
-	if (err)
-		log_err("%s: %s: %s", d->cfg.device, what, strerror(-err));
+	if (err == -ESTALE)
+		log_notice("%s: %s: %s", d->cfg.device, what, apply_strerror(err));
+	else if (err)
+		log_err("%s: %s: %s", d->cfg.device, what, apply_strerror(err));
 	return err;
 }
 
@@ -437,6 +440,11 @@ static void steer(struct daemon *d, struct daemon_source *s, const struct measur
 	char a[UNITS_BUFSZ];
 	bool step;
 
+	if (m->vmclock.vmclock && !m->vmclock.known) {
+		log_warn("%s: the vmclock's page could not be read before measuring: not set",
+			 s->cfg.url);
+		return;
+	}
 	/*
 	 * DISRUPTED (a VM restored or migrated: lclk(4)): the clock may be
 	 * seconds off and its history says nothing of it, as when unsynced.
@@ -472,6 +480,8 @@ static void steer(struct daemon *d, struct daemon_source *s, const struct measur
 			set.modes |= LCLK_SET_CORRECTION;
 	}
 	set.max_drift_ppb = drift_at(d, servo_freq(d->servo));
+	/* measured before a restore or a migration: ESTALE, and the next poll */
+	apply_mark(&set, &m->vmclock);
 	/*
 	 * The kernel grows the bound from the base at the new model's drift;
 	 * since the base the clock ran at the old rate. A step rewrites that

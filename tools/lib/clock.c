@@ -102,6 +102,16 @@ int64_t target_from_realtime(const struct target_clock *tc, int64_t rt,
 	return target_from_base(tc, *base);
 }
 
+void target_mark(const struct target_clock *tc, struct vmclock_mark *mark)
+{
+	__u64 marker = 0;
+	int err = tc->logical ? lclk_disruption_marker(&tc->lc, &marker) : -EOPNOTSUPP;
+
+	mark->vmclock = err != -EOPNOTSUPP;
+	mark->known = !err;
+	mark->marker = marker;
+}
+
 const char *target_name(const struct target_clock *tc)
 {
 	return tc->logical ? tc->path : "system clock";

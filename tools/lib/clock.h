@@ -43,6 +43,21 @@ int64_t target_from_base(const struct target_clock *tc, int64_t base_ns);
 int64_t target_from_realtime(const struct target_clock *tc, int64_t rt,
 			     int64_t *base, int64_t *err);
 
+/*
+ * On a VM with a vmclock (lclk(4)), the hypervisor's disruption marker as
+ * a measurement began: a sync made from it is set only under it
+ * (LCLK_SET_VMCLOCK), so that a snapshot restore or a migration since
+ * refuses it. Zeroed: no vmclock, nothing to check.
+ */
+struct vmclock_mark {
+	bool vmclock;		/* the clock's VM has one: the marker matters */
+	bool known;		/* marker was read (else: not to be set) */
+	uint64_t marker;
+};
+
+/* The mark now: before a measurement's first sample. */
+void target_mark(const struct target_clock *tc, struct vmclock_mark *mark);
+
 /* Name for messages: the device path, or "system clock". */
 const char *target_name(const struct target_clock *tc);
 

@@ -261,6 +261,7 @@ const struct source_ops ptp4l_source_ops = {
 	.sep = ":",
 	.open = ptp4l_src_open,
 	.measure = ptp4l_src_measure,
+	.samples_before = true,
 	.close = ptp4l_src_close,
 	.caps = ptp4l_src_caps,
 };

@@ -319,6 +319,7 @@ const struct source_ops ptp_source_ops = {
 	.open = ptp_src_open,
 	.measure = ptp_src_measure,
 	.idle = ptp_src_idle,
+	.samples_before = true,
 	.close = ptp_src_close,
 	.caps = ptp_src_caps,
 };

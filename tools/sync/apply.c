@@ -49,6 +49,21 @@ int apply_timescale(struct measurement *m, bool clock_tai, char *err, size_t err
 	return 0;
 }
 
+void apply_mark(struct lclk_set_model *set, const struct vmclock_mark *mark)
+{
+	if (!mark->vmclock)
+		return;
+	set->modes |= LCLK_SET_VMCLOCK;
+	set->vmclock_marker = mark->marker;
+}
+
+const char *apply_strerror(int err)
+{
+	if (err == -ESTALE)
+		return "the VM was restored from a snapshot or migrated since the measurement (its vmclock's disruption marker changed): not set, measure again";
+	return strerror(-err);
+}
+
 int apply_plan(const struct measurement *meas, const struct lclk_params *before,
 	       const struct lclk_info *info, const struct apply_opts *o,
 	       struct apply_plan *p, char *err, size_t errlen)
@@ -64,6 +79,11 @@ int apply_plan(const struct measurement *meas, const struct lclk_params *before,
 	ret = apply_timescale(&p->m, before->model_flags & LCLK_MODEL_TAI, err, errlen);
 	if (ret)
 		return ret;
+	if (m->vmclock.vmclock && !m->vmclock.known) {
+		snprintf(err, errlen,
+			 "the vmclock's page could not be read before measuring: a snapshot restore since could not be told");
+		return -EAGAIN;
+	}
 	off = m->offset_ns;
 	mag = llabs(off);
 	if (m->bound_ns < 0 || mag + m->bound_ns > LCLK_MAX_BOUND_NS) {
@@ -85,6 +105,7 @@ int apply_plan(const struct measurement *meas, const struct lclk_params *before,
 		s->flags = off < 0 ? LCLK_ALLOW_BACKWARD : 0;
 		s->offset_ns = model_logical(before, m->base_ns) + off - m->base_ns;
 		s->bound_ns = m->bound_ns + APPLY_ROUNDING_NS;
+		apply_mark(s, &m->vmclock);
 		return 0;
 	}
 
@@ -113,6 +134,7 @@ int apply_plan(const struct measurement *meas, const struct lclk_params *before,
 	s->bound_ns = mag + m->bound_ns + APPLY_ROUNDING_NS;
 	if (!s->corr_ppt)	/* offset 0: nothing to slew, a correction needs a rate */
 		s->modes = LCLK_SET_BOUND;
+	apply_mark(s, &m->vmclock);
 	return 0;
 }
 
@@ -138,6 +160,8 @@ void apply_slew_end(const struct apply_plan *p, const struct lclk_params *slewin
 		/* Overshot: keep it, and own up to it in the bound. */
 		end->bound_ns = bound - *left;
 	}
+	/* its bound is the measurement's too */
+	apply_mark(end, &p->m.vmclock);
 }
 
 /* Sleep until base time t unless one of sigs arrives; false if one did. */
@@ -181,7 +205,7 @@ static int end_slew(int fd, const struct apply_plan *p, int64_t *residual,
 	if (ret)
 		snprintf(err, errlen,
 			 "ending the slew failed: the rate stays %+lld ppt off, but the bound still holds (it grows with the slew rate): %s",
-			 (long long)p->slew_ppt, strerror(-ret));
+			 (long long)p->slew_ppt, apply_strerror(ret));
 	return ret;
 }
 
@@ -205,7 +229,7 @@ int apply_execute(int fd, const struct apply_plan *p, int64_t *residual_ns,
 	}
 	ret = device_ioctl(fd, LCLK_IOC_SET_MODEL, &start);
 	if (ret) {
-		snprintf(err, errlen, "%s", strerror(-ret));
+		snprintf(err, errlen, "%s", apply_strerror(ret));
 		goto out;
 	}
 	if (p->action == APPLY_STEP)

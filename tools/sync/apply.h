@@ -66,11 +66,22 @@ struct apply_plan {
 int apply_timescale(struct measurement *m, bool clock_tai, char *err, size_t errlen);
 
 /*
+ * Make set conditional on the vmclock's marker as mark read it, where the
+ * clock has a vmclock: the module refuses it (ESTALE) after a restore or
+ * a migration since (LCLK_SET_VMCLOCK).
+ */
+void apply_mark(struct lclk_set_model *set, const struct vmclock_mark *mark);
+
+/* strerror(-err), which for ESTALE says what it means to a setter. */
+const char *apply_strerror(int err);
+
+/*
  * Plan the correction for m on a clock whose model is before, on an
  * instance with info's rate limit. Returns 0, or with a reason in err:
  * -ERANGE (a backward step without allow_backward), -EINVAL (on another
  * timescale with no UTC offset to convert it, apply_timescale(); bound out
- * of range), -EDOM (no rate headroom to slew). p->m is m on the clock's
+ * of range), -EDOM (no rate headroom to slew), -EAGAIN (a vmclock whose
+ * marker was not read before m: m->vmclock). p->m is m on the clock's
  * timescale.
  */
 int apply_plan(const struct measurement *m, const struct lclk_params *before,

@@ -105,11 +105,13 @@ void measure_run(struct measure_set *ms, const struct target_clock *tc)
 	bool valid[64];
 	enum select_state state[64];
 	bool threaded = tid && jobs && started;
+	struct vmclock_mark mark;
 	int64_t latest = 0;
 	unsigned int i;
 
 	ms->tc = tc;
 	ms->drift_ppb = clock_quality_drift_ppb(tc);
+	target_mark(tc, &mark);
 	for (i = 0; i < ms->n; i++) {
 		struct measure_item *it = &ms->items[i];
 
@@ -135,6 +137,7 @@ void measure_run(struct measure_set *ms, const struct target_clock *tc)
 		struct measure_item *it = &ms->items[i];
 
 		valid[i] = it->opened && !it->err;
+		it->m.vmclock = mark;
 		m[i] = it->m;
 	}
 	for (i = 0; i < ms->n; i++)
@@ -142,6 +145,7 @@ void measure_run(struct measure_set *ms, const struct target_clock *tc)
 			latest = ms->items[i].m.base_ns;
 	ms->combine_err = select_combine(m, valid, ms->n, ms->drift_ppb,
 					 latest, state, &ms->combined);
+	ms->combined.vmclock = mark;
 	for (i = 0; i < ms->n; i++)
 		ms->items[i].state = state[i];
 }

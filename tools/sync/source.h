@@ -35,6 +35,8 @@ struct measurement {
 	 */
 	bool utc_offset_valid;
 	int utc_offset;
+	/* as the first sample was taken: the sync is set under it */
+	struct vmclock_mark vmclock;
 	char refid[32];		/* reference id or clock identity, printable */
 	unsigned int samples;	/* replies used */
 	unsigned int rejected;	/* replies rejected, each reported */
@@ -83,6 +85,12 @@ struct source_ops {
 	 * daemon keeps them after it drops root, to reopen at a reload.
 	 */
 	uint64_t (*caps)(const char *spec);
+	/*
+	 * Its measure may use samples taken before the call (by its idle
+	 * op, by another daemon): the runner marks them as of the end of
+	 * the source's previous measurement, not of the call (vmclock).
+	 */
+	bool samples_before;
 };
 
 struct source {

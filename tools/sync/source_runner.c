@@ -11,13 +11,18 @@ static void measure(struct source_runner *r, struct runner_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	if (!r->open) {
+		target_mark(r->tc, &r->mark);
 		res->ret = source_open(&r->src, r->url, &r->opts, res->err, sizeof(res->err));
 		if (res->ret)
 			return;
 		r->open = true;
 	}
 	r->idle_failed = false;
+	if (!r->src.ops->samples_before)
+		target_mark(r->tc, &r->mark);
 	res->ret = r->src.ops->measure(&r->src, r->tc, &res->m, res->err, sizeof(res->err));
+	res->m.vmclock = r->mark;
+	target_mark(r->tc, &r->mark);
 	if (r->src.ops->next_due)
 		res->not_before_ns = r->src.ops->next_due(&r->src);
 	if (res->ret && !res->err[0])

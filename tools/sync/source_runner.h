@@ -43,6 +43,13 @@ struct source_runner {
 	bool open;
 	bool running;			/* the thread exists */
 	bool idle_failed;		/* until the next measurement */
+	/*
+	 * The vmclock's marker before any sample that the next measurement
+	 * may use: as of the call, or for a source that uses samples from
+	 * before it (samples_before), as of its opening, then of the end of
+	 * each measurement.
+	 */
+	struct vmclock_mark mark;
 	char url[256];
 	struct source_opts opts;
 	const struct target_clock *tc;

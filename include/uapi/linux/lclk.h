@@ -131,7 +131,8 @@ struct lclk_params {
 #define LCLK_SET_UNSYNC		(1U << 6)	/* back to UNSYNCED */
 #define LCLK_SET_CORRECTION	(1U << 7)	/* corr_ppt for corr_ns; with SET_RATE */
 #define LCLK_SET_LEAP		(1U << 8)	/* leap, leap_ns, tai_offset_s */
-#define LCLK_SET_ALL_MODES	0x1ffU
+#define LCLK_SET_VMCLOCK	(1U << 9)	/* only if vmclock_marker is current */
+#define LCLK_SET_ALL_MODES	0x3ffU
 
 /* struct lclk_params.leap, lclk_set_model.leap: as NTP's leap indicator */
 #define LCLK_LEAP_NONE		0	/* none pending; cancels one */
@@ -181,6 +182,21 @@ struct lclk_params {
  * while the hypervisor's page cannot be read (its seq_count odd for
  * milliseconds): a bound whose disruption marker is not known could not
  * be withdrawn by a disruption. Readers then report DISRUPTED.
+ *
+ * A sync measures first and sets after: a snapshot restored or a migration
+ * in between would make a bound measured before it look current. So a
+ * setter on a VM with a vmclock reads the disruption marker
+ * (LCLK_IOC_GET_DISRUPTION) before it takes its first sample, and sets with
+ * LCLK_SET_VMCLOCK and that marker: the change is made only if the marker
+ * is still that one, or refused whole with ESTALE (measure again).
+ * LCLK_SET_VMCLOCK without a vmclock is EOPNOTSUPP; any other change
+ * without LCLK_SET_VMCLOCK is made under the marker of its ioctl.
+ *
+ * The structure grows at its end: the kernel takes any size from
+ * LCLK_SET_MODEL_SIZE_VER0 (before vmclock_marker) up, as clone3() does,
+ * reading fields a caller's size lacks as zero, and refusing a caller's
+ * fields it does not know unless they are zero (E2BIG). A size outside
+ * that range is ENOTTY.
  * lclk(4) says what a leap does to a timestamp taken before it.
  */
 struct lclk_set_model {
@@ -198,7 +214,12 @@ struct lclk_set_model {
 	__s64 leap_ns;		/* with LCLK_SET_LEAP: logical time of the step */
 	__u32 leap;		/* with LCLK_SET_LEAP: LCLK_LEAP_* */
 	__s32 tai_offset_s;	/* with LCLK_SET_LEAP: TAI - UTC, 0 = unknown */
+	/* with LCLK_SET_VMCLOCK: the disruption marker when measuring began */
+	__u64 vmclock_marker;
+	__u64 rsv[3];
 };
+
+#define LCLK_SET_MODEL_SIZE_VER0	88	/* up to tai_offset_s */
 
 /* Add delta_ns to the offset; delta_ns < 0 needs LCLK_ALLOW_BACKWARD. */
 struct lclk_step {
@@ -226,6 +247,16 @@ struct lclk_cpu_offset {
 	__u32 rsv[4];
 };
 
+/*
+ * The hypervisor's vmclock disruption marker now (LCLK_CAP_VMCLOCK; else
+ * EOPNOTSUPP), read under its seq_count; EAGAIN while the hypervisor
+ * keeps the page mid-write. A setter's LCLK_SET_VMCLOCK gives it back.
+ */
+struct lclk_disruption {
+	__u64 marker;		/* out */
+	__u64 rsv[3];		/* out: zero */
+};
+
 struct lclk_stats {
 	__u64 updates;		/* successful model or cpu-offset changes */
 	__u64 steps;		/* updates that stepped logical time */
@@ -245,6 +276,7 @@ struct lclk_stats {
 #define LCLK_IOC_GET_CPU_OFFSET	_IOWR(LCLK_IOC_MAGIC, 0x06, struct lclk_cpu_offset)
 #define LCLK_IOC_SET_CPU_OFFSET	_IOW(LCLK_IOC_MAGIC, 0x07, struct lclk_cpu_offset)
 #define LCLK_IOC_GET_STATS	_IOR(LCLK_IOC_MAGIC, 0x08, struct lclk_stats)
+#define LCLK_IOC_GET_DISRUPTION	_IOR(LCLK_IOC_MAGIC, 0x09, struct lclk_disruption)
 
 /*
  * The read-only mapping at offset 0 (lclk_info.mmap_size bytes, whole

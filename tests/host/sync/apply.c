@@ -65,6 +65,7 @@ static int set_model(struct lclk_state *st, const struct lclk_set_model *sm, int
 		.bound_ns = sm->bound_ns, .holdover_ns = sm->holdover_ns,
 		.max_drift_ppb = sm->max_drift_ppb, .model_flags = sm->model_flags,
 		.corr_ppt = sm->corr_ppt, .corr_ns = sm->corr_ns, .owner = &sync_file,
+		.vmclock_marker = sm->vmclock_marker,
 	};
 
 	return lclk_apply_state(st, NULL, &c, now, info.max_rate_ppt);
@@ -311,6 +312,59 @@ TEST(slew_end_lands_exactly)
 	EXPECT_TRUE(e.modes & LCLK_SET_OFFSET);
 	ASSERT_EQ(set_model(&st, &e, t_end + 10000), 0);
 	EXPECT_LE(llabs(logical(m, t_end + S) - logical(&before, t_end + S) - 400000), 2);
+}
+
+/*
+ * On a VM with a vmclock, every change made from a measurement (a step, a
+ * slew's start and its end, which both set a bound from it) is made only
+ * under the disruption marker read before the measurement: the module
+ * refuses it after a restore (tests/vm/snapshot-restore -s checks that
+ * part against a real vmclock).
+ */
+TEST(changes_from_a_measurement_are_conditional_on_its_vmclock_marker)
+{
+	static const int64_t offsets[] = { 5 * MS, 400000, 0 };
+	struct vmclock_mark mark = { .vmclock = true, .known = true, .marker = 7 };
+	struct lclk_set_model e;
+	struct apply_plan p;
+	int64_t left;
+	char err[128];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		struct lclk_state st = model0();
+		struct measurement me = meas(offsets[i], 20000, 200 * S);
+
+		me.vmclock = mark;
+		ASSERT_EQ(apply_plan(&me, &st.params, &info, &opts, &p, err, sizeof(err)), 0);
+		EXPECT_TRUE(p.start.modes & LCLK_SET_VMCLOCK);
+		EXPECT_EQ(p.start.vmclock_marker, 7);
+		/* the module's transition takes it with the rest */
+		ASSERT_EQ(set_model(&st, &p.start, 200 * S), 0);
+		if (p.action != APPLY_SLEW)
+			continue;
+		apply_slew_end(&p, &st.params, 200 * S + p.slew_ns, &e, &left);
+		EXPECT_TRUE(e.modes & LCLK_SET_VMCLOCK);
+		EXPECT_EQ(e.vmclock_marker, 7);
+	}
+
+	/* a vmclock whose page could not be read: nothing to set under */
+	{
+		struct lclk_state st = model0();
+		struct measurement me = meas(5 * MS, 20000, 200 * S);
+
+		me.vmclock.vmclock = true;
+		EXPECT_EQ(apply_plan(&me, &st.params, &info, &opts, &p, err, sizeof(err)),
+			  -EAGAIN);
+	}
+	/* no vmclock: an unconditional change, as before the vmclock */
+	{
+		struct lclk_state st = model0();
+		struct measurement me = meas(5 * MS, 20000, 200 * S);
+
+		ASSERT_EQ(apply_plan(&me, &st.params, &info, &opts, &p, err, sizeof(err)), 0);
+		EXPECT_FALSE(p.start.modes & LCLK_SET_VMCLOCK);
+	}
 }
 
 TEST_HARNESS_MAIN
