@@ -14,6 +14,7 @@
 
 #include "lclk.h"
 #include "rand.h"
+#include "vm_pages.h"
 
 static int tests, failures;
 
@@ -324,32 +325,21 @@ static void test_reader(void)
  */
 static void test_reader_vmclock(void)
 {
-	size_t size = sizeof(struct lclk_page) + sizeof(__s64);
-	struct lclk_page *p = calloc(1, size);
-	struct lclk_vmclock_head *v = calloc(1, 4096);
+	size_t size;
+	struct lclk_page *p = test_page_new(1, &size);
+	struct lclk_vmclock_head *v = test_vmclock_new(7);
 	struct lclk_clock c = { .fd = -1, .page = p, .size = size };
 	struct lclk_now n;
 
-	if (!p || !v)
-		abort();
 	ok(offsetof(struct lclk_vmclock_head, seq_count) == 12 &&
 	   offsetof(struct lclk_vmclock_head, disruption_marker) == 16,
 	   "vmclock head layout as linux/vmclock-abi.h's");
 	ok(offsetof(struct lclk_page, vmclock_marker) == 104 &&
 	   offsetof(struct lclk_page, cpu_offset_ns) == 152,
 	   "vmclock_marker in the page's reserved words, the layout kept");
-	p->magic = LCLK_PAGE_MAGIC;
-	p->ncpus = 1;
-	p->params.status = LCLK_STATUS_SYNCED;
-	p->params.last_update_ns = lclk_monotonic_ns();
-	p->params.holdover_ns = 1000000000000LL;
-	p->params.bound0_ns = 10;
+	test_page_sync(p, 0, 10, 7);
 	/* as the module sets them: REFUSED for the readers before the flag */
-	p->flags = LCLK_PAGE_VMCLOCK | LCLK_PAGE_REFUSED;
-	p->vmclock_marker = 7;
-	v->magic = 0x4b4c4356;
-	v->seq_count = 2;
-	v->disruption_marker = 7;
+	p->flags = TEST_PAGE_VMCLOCK_FLAGS;
 
 	ok(lclk_now(&c, &n) == -EBADF && n.status == LCLK_STATUS_UNSYNCED &&
 	   n.bound_ns == LCLK_BOUND_UNKNOWN,
@@ -370,7 +360,7 @@ static void test_reader_vmclock(void)
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED &&
 	   n.bound_ns != LCLK_BOUND_UNKNOWN, "with offsets: SYNCED, a bound");
 	p->flags &= ~LCLK_PAGE_CPU_OFFSETS;
-	v->disruption_marker = 8;
+	test_vmclock_disrupt(v, 8);
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_DISRUPTED &&
 	   n.bound_ns == LCLK_BOUND_UNKNOWN,
 	   "marker changed: DISRUPTED, the bound unknown");
@@ -383,9 +373,7 @@ static void test_reader_vmclock(void)
 	p->params.status = LCLK_STATUS_UNSYNCED;
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_UNSYNCED,
 	   "UNSYNCED stays UNSYNCED");
-	p->params.status = LCLK_STATUS_SYNCED;
-	p->params.last_update_ns = lclk_monotonic_ns();
-	p->vmclock_marker = 8;
+	test_page_sync(p, 0, 10, 8);
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED,
 	   "a sync that saw the new marker: SYNCED again");
 	/*
@@ -393,7 +381,7 @@ static void test_reader_vmclock(void)
 	 * or stalled mid-write): the reader must not spin forever, and the
 	 * marker it could not read is no proof of "not disrupted".
 	 */
-	v->seq_count = 3;
+	v->seq_count |= 1;
 	alarm(20);	/* a reader that spins forever fails the test */
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_DISRUPTED &&
 	   n.bound_ns == LCLK_BOUND_UNKNOWN,
@@ -402,7 +390,7 @@ static void test_reader_vmclock(void)
 	ok(n.status == LCLK_STATUS_DISRUPTED && n.bound_ns == LCLK_BOUND_UNKNOWN,
 	   "seq_count stuck odd: lclk_from_base returns, DISRUPTED");
 	alarm(0);
-	v->seq_count = 4;
+	v->seq_count++;
 	p->flags = 0;
 	v->disruption_marker = 9;
 	ok(lclk_now(&c, &n) == 0 && n.status == LCLK_STATUS_SYNCED,

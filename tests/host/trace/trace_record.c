@@ -13,6 +13,7 @@
 
 #include "kselftest_harness.h"
 #include "trace/trace_record.h"
+#include "vm_pages.h"
 
 static struct trace_outlier outlier(void)
 {
@@ -189,6 +190,123 @@ TEST(monotonic_without_a_device)
 	EXPECT_EQ(100, s.start);
 	EXPECT_EQ(150, s.end);
 	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_end);
+}
+
+/*
+ * A VM with a vmclock (the page says VMCLOCK beside REFUSED, the
+ * hypervisor's page mapped), synced under marker 7: logical time is
+ * CLOCK_MONOTONIC + 5 s, within 1 us.
+ */
+struct vm {
+	struct lclk_page *p;
+	struct lclk_vmclock_head *v;
+	struct lclk_clock c;
+};
+
+static void vm_new(struct vm *vm)
+{
+	size_t size;
+
+	vm->p = test_page_new(1, &size);
+	vm->v = test_vmclock_new(7);
+	vm->p->flags = TEST_PAGE_VMCLOCK_FLAGS;
+	test_page_sync(vm->p, 5000000000LL, 1000, 7);
+	vm->c = (struct lclk_clock){ .fd = -1, .page = vm->p, .size = size,
+				     .vmclock = vm->v, .vmclock_size = 4096 };
+}
+
+static void vm_free(struct vm *vm)
+{
+	free(vm->v);
+	free(vm->p);
+}
+
+/* An outlier of 1 ms that began at start_ns, both ends on CPU 0. */
+static struct trace_outlier outlier_at(__s64 start_ns)
+{
+	struct trace_outlier e = outlier();
+
+	e.start_ns = start_ns;
+	e.latency_ns = 1000000;
+	e.cpu = 0;
+	e.end_cpu = 0;
+	return e;
+}
+
+/*
+ * A syscall blocked across a snapshot restore, its record drained once
+ * the daemon had resynced: the restore moved CLOCK_MONOTONIC against true
+ * time by 3 s (the new sync's offset is 8 s, not 5 s), so the stamp taken
+ * before it, converted with the new model, is 3 s off. It must not claim
+ * the new sync's bound of microseconds; a stamp taken after the tracer
+ * saw the new marker keeps it.
+ */
+TEST(a_stamp_from_before_a_disruption_claims_no_bound_after_the_resync)
+{
+	struct vm vm;
+	struct trace_clock tc;
+	struct trace_outlier e;
+	struct trace_msg m = msg();
+	struct trace_span s;
+	__s64 bound, t;
+
+	vm_new(&vm);
+	tc = (struct trace_clock){ .c = &vm.c, .logical = true };
+	e = outlier_at(lclk_monotonic_ns());
+	trace_outlier_span(&tc, &e, &s);
+	ASSERT_NE(LCLK_BOUND_UNKNOWN, s.bound_start);
+	ASSERT_GT(100000, s.bound_start);	/* 1 us + 50 ppm of a moment */
+
+	test_vmclock_disrupt(vm.v, 8);		/* the restore */
+	test_page_sync(vm.p, 8000000000LL, 1000, 8);	/* the resync under 8 */
+	trace_outlier_span(&tc, &e, &s);
+	EXPECT_EQ(e.start_ns + 8000000000LL, s.start);	/* 3 s off... */
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_start);	/* ...and says so */
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_end);
+	m.begin_ns = e.start_ns;
+	m.end_ns = e.start_ns + 1000;
+	m.cpu = m.end_cpu = 0;
+	trace_msg_span(&tc, &m, &s);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_start);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_end);
+	trace_clock_time(&tc, e.start_ns, 0, &bound);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, bound);
+
+	/* a stamp taken after the tracer saw the new marker */
+	e = outlier_at(lclk_monotonic_ns());
+	trace_outlier_span(&tc, &e, &s);
+	EXPECT_EQ(e.start_ns + 8000000000LL, s.start);
+	EXPECT_GT(100000, s.bound_start);
+	EXPECT_GT(100000, s.bound_end);
+	t = trace_clock_time(&tc, e.start_ns, 0, &bound);
+	EXPECT_EQ(e.start_ns + 8000000000LL, t);
+	EXPECT_GT(100000, bound);
+	vm_free(&vm);
+}
+
+/*
+ * Without a vmclock nothing in the guest sees a restore, and nothing
+ * changes: a stamp taken before a sync, converted after it, keeps the
+ * bound the model gives it.
+ */
+TEST(without_a_vmclock_a_stamp_keeps_its_bound)
+{
+	size_t size;
+	struct lclk_page *p = test_page_new(1, &size);
+	struct lclk_clock c = { .fd = -1, .page = p, .size = size };
+	struct trace_clock tc;
+	struct trace_outlier e;
+	struct trace_span s;
+
+	test_page_sync(p, 5000000000LL, 1000, 0);
+	tc = (struct trace_clock){ .c = &c, .logical = true };
+	e = outlier_at(lclk_monotonic_ns());
+	test_page_sync(p, 8000000000LL, 1000, 0);
+	trace_outlier_span(&tc, &e, &s);
+	EXPECT_EQ(e.start_ns + 8000000000LL, s.start);
+	EXPECT_GT(100000, s.bound_start);
+	EXPECT_GT(100000, s.bound_end);
+	free(p);
 }
 
 TEST_HARNESS_MAIN
