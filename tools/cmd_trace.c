@@ -105,6 +105,8 @@ struct trace_run {
 	const struct cli_global *g;
 	struct lclk_clock clock;
 	bool logical;
+	int clock_err;		/* lclk_open()'s, warned of once tracing */
+	struct trace_clock tc;	/* the one of the run: it keeps the vmclock's marker */
 	struct perfetto *pf;
 	const char *trace_out;
 	struct json json;
@@ -123,11 +125,9 @@ static void on_signal(int sig)
 }
 
 /* The trace clock at a CLOCK_MONOTONIC time read on cpu (< 0: unknown). */
-static int64_t trace_time(const struct trace_run *r, int64_t base_ns, int cpu)
+static int64_t trace_time(struct trace_run *r, int64_t base_ns, int cpu)
 {
-	struct trace_clock tc = { .c = &r->clock, .logical = r->logical };
-
-	return trace_clock_time(&tc, base_ns, cpu, NULL);
+	return trace_clock_time(&r->tc, base_ns, cpu, NULL);
 }
 
 static void print_outlier(struct trace_run *r, const struct trace_outlier *e,
@@ -229,7 +229,6 @@ static void format_endpoint(char *buf, size_t len, unsigned int family,
 static void on_message(struct trace_run *r, const struct trace_msg *m)
 {
 	char local[MSG_ENDPOINT_MAX], remote[MSG_ENDPOINT_MAX];
-	struct trace_clock tc = { .c = &r->clock, .logical = r->logical };
 	struct trace_span t;
 	struct perfetto_arg args[] = {
 		{ .name = "src", .str = m->send ? local : remote },
@@ -255,7 +254,7 @@ static void on_message(struct trace_run *r, const struct trace_msg *m)
 		return;
 	format_endpoint(local, sizeof(local), m->family, m->laddr, m->lport);
 	format_endpoint(remote, sizeof(remote), m->family, m->raddr, m->rport);
-	trace_msg_span(&tc, m, &t);
+	trace_msg_span(&r->tc, m, &t);
 	s.start_ns = t.start;
 	s.end_ns = t.end;
 	args[4].val = t.bound_start;
@@ -269,11 +268,10 @@ static void on_message(struct trace_run *r, const struct trace_msg *m)
 
 static void on_outlier(struct trace_run *r, const struct trace_outlier *e)
 {
-	struct trace_clock tc = { .c = &r->clock, .logical = r->logical };
 	struct trace_span t;
 	int err;
 
-	trace_outlier_span(&tc, e, &t);
+	trace_outlier_span(&r->tc, e, &t);
 	r->outliers++;
 	r->period_outliers++;
 	if (r->g->verbose)
@@ -404,15 +402,24 @@ static int parse_opts(int argc, char **argv, struct cli_global *g,
 	return -1;
 }
 
+/*
+ * Before the probes start, so that the trace clock has read the vmclock's
+ * marker before the first stamp (trace_clock_init()); the warning waits
+ * for warn_clock(), after the probes' own messages, as before.
+ */
 static void open_clock(struct trace_run *r, const char *device)
 {
-	int err = lclk_open(&r->clock, device);
+	r->clock_err = lclk_open(&r->clock, device);
+	r->logical = !r->clock_err;
+	trace_clock_init(&r->tc, &r->clock, r->logical);
+}
 
-	r->logical = !err;
-	if (err)
+static void warn_clock(const struct trace_run *r, const char *device)
+{
+	if (r->clock_err)
 		fprintf(stderr,
 			"lclkctl trace: warning: %s: %s; outlier times are CLOCK_MONOTONIC, not logical time\n",
-			device, strerror(-err));
+			device, strerror(-r->clock_err));
 }
 
 static int64_t monotonic_ns(void)
@@ -552,10 +559,14 @@ static int run_trace(int argc, char **argv, struct cli_global *g)
 	if (code >= 0)
 		return code;
 
-	code = trace_probe_start(&tp, &o.filter, on_record, &r, g->verbose > 1 ? 2 : 0);
-	if (code)
-		return code;
 	open_clock(&r, g->device);
+	code = trace_probe_start(&tp, &o.filter, on_record, &r, g->verbose > 1 ? 2 : 0);
+	if (code) {
+		if (r.logical)
+			lclk_close(&r.clock);
+		return code;
+	}
+	warn_clock(&r, g->device);
 	if (o.trace_out) {
 		gethostname(host, sizeof(host) - 1);
 		r.trace_out = o.trace_out;

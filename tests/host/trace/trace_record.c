@@ -8,6 +8,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,7 +139,7 @@ TEST(outlier_ends_use_their_own_cpus_offsets)
 	struct lclk_page *p = page_with_offsets();
 	struct lclk_clock c = { .fd = -1, .page = p,
 				.size = sizeof(*p) + 4 * sizeof(__s64) };
-	struct trace_clock tc = { .c = &c, .logical = true };
+	struct trace_clock tc;
 	struct trace_outlier e = outlier();
 	struct trace_span s;
 
@@ -146,6 +147,7 @@ TEST(outlier_ends_use_their_own_cpus_offsets)
 	e.latency_ns = 2000000;
 	e.cpu = 1;
 	e.end_cpu = 2;
+	trace_clock_init(&tc, &c, true);
 	trace_outlier_span(&tc, &e, &s);
 	EXPECT_EQ(5000000000LL + 1000000000 + 1000000, s.start);
 	EXPECT_EQ(5000000000LL + 1002000000 - 1000000, s.end);
@@ -162,7 +164,7 @@ TEST(message_ends_use_their_own_cpus_offsets)
 	struct lclk_page *p = page_with_offsets();
 	struct lclk_clock c = { .fd = -1, .page = p,
 				.size = sizeof(*p) + 4 * sizeof(__s64) };
-	struct trace_clock tc = { .c = &c, .logical = true };
+	struct trace_clock tc;
 	struct trace_msg m = msg();
 	struct trace_span s;
 
@@ -170,6 +172,7 @@ TEST(message_ends_use_their_own_cpus_offsets)
 	m.end_ns = 1000500000;
 	m.cpu = 2;
 	m.end_cpu = 1;
+	trace_clock_init(&tc, &c, true);
 	trace_msg_span(&tc, &m, &s);
 	EXPECT_EQ(5000000000LL + 1000000000 - 1000000, s.start);
 	EXPECT_EQ(5000000000LL + 1000500000 + 1000000, s.end);
@@ -178,7 +181,7 @@ TEST(message_ends_use_their_own_cpus_offsets)
 
 TEST(monotonic_without_a_device)
 {
-	struct trace_clock tc = { .c = NULL, .logical = false };
+	struct trace_clock tc;
 	struct trace_outlier e = outlier();
 	struct trace_span s;
 
@@ -186,6 +189,7 @@ TEST(monotonic_without_a_device)
 	e.latency_ns = 50;
 	e.cpu = 1;
 	e.end_cpu = 2;
+	trace_clock_init(&tc, NULL, false);
 	trace_outlier_span(&tc, &e, &s);
 	EXPECT_EQ(100, s.start);
 	EXPECT_EQ(150, s.end);
@@ -221,13 +225,13 @@ static void vm_free(struct vm *vm)
 	free(vm->p);
 }
 
-/* An outlier of 1 ms that began at start_ns, both ends on CPU 0. */
-static struct trace_outlier outlier_at(__s64 start_ns)
+/* An outlier that began at start_ns and ends now, both ends on CPU 0. */
+static struct trace_outlier outlier_since(__s64 start_ns)
 {
 	struct trace_outlier e = outlier();
 
 	e.start_ns = start_ns;
-	e.latency_ns = 1000000;
+	e.latency_ns = lclk_monotonic_ns() - start_ns;
 	e.cpu = 0;
 	e.end_cpu = 0;
 	return e;
@@ -251,11 +255,12 @@ TEST(a_stamp_from_before_a_disruption_claims_no_bound_after_the_resync)
 	__s64 bound, t;
 
 	vm_new(&vm);
-	tc = (struct trace_clock){ .c = &vm.c, .logical = true };
-	e = outlier_at(lclk_monotonic_ns());
+	trace_clock_init(&tc, &vm.c, true);
+	e = outlier_since(lclk_monotonic_ns());
 	trace_outlier_span(&tc, &e, &s);
 	ASSERT_NE(LCLK_BOUND_UNKNOWN, s.bound_start);
 	ASSERT_GT(100000, s.bound_start);	/* 1 us + 50 ppm of a moment */
+	ASSERT_EQ(LCLK_STATUS_SYNCED, s.status_start);
 
 	test_vmclock_disrupt(vm.v, 8);		/* the restore */
 	test_page_sync(vm.p, 8000000000LL, 1000, 8);	/* the resync under 8 */
@@ -263,8 +268,10 @@ TEST(a_stamp_from_before_a_disruption_claims_no_bound_after_the_resync)
 	EXPECT_EQ(e.start_ns + 8000000000LL, s.start);	/* 3 s off... */
 	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_start);	/* ...and says so */
 	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_end);
+	EXPECT_EQ(LCLK_STATUS_DISRUPTED, s.status_start);
+	EXPECT_EQ(LCLK_STATUS_DISRUPTED, s.status_end);
 	m.begin_ns = e.start_ns;
-	m.end_ns = e.start_ns + 1000;
+	m.end_ns = e.start_ns + e.latency_ns;
 	m.cpu = m.end_cpu = 0;
 	trace_msg_span(&tc, &m, &s);
 	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_start);
@@ -273,11 +280,13 @@ TEST(a_stamp_from_before_a_disruption_claims_no_bound_after_the_resync)
 	EXPECT_EQ(LCLK_BOUND_UNKNOWN, bound);
 
 	/* a stamp taken after the tracer saw the new marker */
-	e = outlier_at(lclk_monotonic_ns());
+	e = outlier_since(lclk_monotonic_ns());
 	trace_outlier_span(&tc, &e, &s);
 	EXPECT_EQ(e.start_ns + 8000000000LL, s.start);
 	EXPECT_GT(100000, s.bound_start);
 	EXPECT_GT(100000, s.bound_end);
+	EXPECT_EQ(LCLK_STATUS_SYNCED, s.status_start);
+	EXPECT_EQ(LCLK_STATUS_SYNCED, s.status_end);
 	t = trace_clock_time(&tc, e.start_ns, 0, &bound);
 	EXPECT_EQ(e.start_ns + 8000000000LL, t);
 	EXPECT_GT(100000, bound);
@@ -285,27 +294,89 @@ TEST(a_stamp_from_before_a_disruption_claims_no_bound_after_the_resync)
 }
 
 /*
+ * A stamp taken after the restore but converted before the tracer read
+ * the new marker cannot be told from one taken before it: no bound
+ * either. The marker read, converted again, it is still one of them.
+ */
+TEST(a_stamp_before_the_new_marker_was_seen_claims_no_bound)
+{
+	struct vm vm;
+	struct trace_clock tc;
+	struct trace_outlier e;
+	struct trace_span s;
+
+	vm_new(&vm);
+	trace_clock_init(&tc, &vm.c, true);
+	test_vmclock_disrupt(vm.v, 8);
+	test_page_sync(vm.p, 8000000000LL, 1000, 8);
+	e = outlier_since(lclk_monotonic_ns());
+	trace_outlier_span(&tc, &e, &s);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_start);
+	EXPECT_EQ(LCLK_STATUS_DISRUPTED, s.status_start);
+	trace_outlier_span(&tc, &e, &s);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_start);
+	vm_free(&vm);
+}
+
+/*
+ * A marker that cannot be read (the hypervisor's page stuck mid-write) is
+ * no proof that nothing happened: the stamps before it lose their bound.
+ * Read again and unchanged, the stamps after keep theirs.
+ */
+TEST(an_unreadable_marker_is_a_disruption_for_the_stamps_before_it)
+{
+	struct vm vm;
+	struct trace_clock tc;
+	struct trace_outlier e;
+	struct trace_span s;
+
+	vm_new(&vm);
+	trace_clock_init(&tc, &vm.c, true);
+	e = outlier_since(lclk_monotonic_ns());
+	vm.v->seq_count |= 1;
+	alarm(20);	/* a reader that spins forever fails the test */
+	trace_outlier_span(&tc, &e, &s);
+	alarm(0);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_start);
+	vm.v->seq_count++;
+	trace_outlier_span(&tc, &e, &s);
+	EXPECT_EQ(LCLK_BOUND_UNKNOWN, s.bound_start);
+	e = outlier_since(lclk_monotonic_ns());
+	trace_outlier_span(&tc, &e, &s);
+	EXPECT_GT(100000, s.bound_start);
+	EXPECT_EQ(LCLK_STATUS_SYNCED, s.status_start);
+	vm_free(&vm);
+}
+
+/*
  * Without a vmclock nothing in the guest sees a restore, and nothing
  * changes: a stamp taken before a sync, converted after it, keeps the
- * bound the model gives it.
+ * bound the model gives it. Nothing is read per record: the device
+ * (/dev/null here, whose ioctls are ENOTTY: -EOPNOTSUPP, no vmclock)
+ * is asked once, at the start; closed after it, a question per record
+ * would fail, and a failure would cost the bound.
  */
 TEST(without_a_vmclock_a_stamp_keeps_its_bound)
 {
 	size_t size;
 	struct lclk_page *p = test_page_new(1, &size);
-	struct lclk_clock c = { .fd = -1, .page = p, .size = size };
+	struct lclk_clock c = { .fd = open("/dev/null", O_RDONLY), .page = p, .size = size };
 	struct trace_clock tc;
 	struct trace_outlier e;
 	struct trace_span s;
 
+	ASSERT_LE(0, c.fd);
 	test_page_sync(p, 5000000000LL, 1000, 0);
-	tc = (struct trace_clock){ .c = &c, .logical = true };
-	e = outlier_at(lclk_monotonic_ns());
+	trace_clock_init(&tc, &c, true);
+	close(c.fd);
+	c.fd = -1;
+	e = outlier_since(lclk_monotonic_ns());
 	test_page_sync(p, 8000000000LL, 1000, 0);
 	trace_outlier_span(&tc, &e, &s);
 	EXPECT_EQ(e.start_ns + 8000000000LL, s.start);
 	EXPECT_GT(100000, s.bound_start);
 	EXPECT_GT(100000, s.bound_end);
+	EXPECT_EQ(LCLK_STATUS_SYNCED, s.status_start);
 	free(p);
 }
 
