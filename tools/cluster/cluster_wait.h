@@ -9,7 +9,10 @@
  * left before the block ended, the sender's clock taken as far ahead as
  * the traffic the other way allows (else the one that ended it was lost);
  * a futex wait woken by another thread of the rank, to the receive of
- * that rank within link_ns before its end. Its sender is the direct
+ * that rank within link_ns before its end. A wait of a thread that idles by
+ * design (CLUSTER_BLOCK_AUX: gloo's I/O thread in epoll, its workers on
+ * futexes) is the rank's only while the rank's main thread is blocked
+ * too. Its sender is the direct
  * cause; when the sender had itself just stopped waiting (it sent within
  * link_ns of the end of an attributed wait, or spent most of the time it
  * was waited on waiting itself) the blame passes along to that wait's

@@ -1477,4 +1477,50 @@ TEST(an_idle_io_thread_of_a_rank_not_blocked_in_a_collective_is_no_wait)
 	EXPECT_EQ(waited, 2000 * MS + 150 * US);
 }
 
+/*
+ * An auxiliary thread's wait is told the rank's only once the rank's main
+ * thread has been seen past its end, which may be long after (a rank
+ * stalled on CPU): it waits for that, and holds up no other wait. Rank 0's
+ * I/O thread waits [T0, T0 + 100 ms] for rank 1's message; rank 2 waits
+ * [T0 + 10 ms, T0 + 105 ms] in a poll for another of rank 1's. With MAIN,
+ * rank 0's main thread is blocked [T0 + 5 ms, T0 + 300 ms], seen when the
+ * merge is at T0 + 320 ms; else never. Returns rank 0's wait as counted
+ * in the end (0: none), -1 if rank 2's round was held up or lost.
+ */
+static int64_t aux_wait_with_main_seen_late(bool main)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 10 * MS, 50 * MS);
+	struct msg_end send1 = { .host = 1, .rank = 1, .t_ns = T0 + 99 * MS };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 100 * MS + 100 * US };
+	struct msg_end send1b = { .host = 1, .rank = 1, .t_ns = T0 + 104 * MS };
+	struct msg_end recv2 = { .host = 2, .rank = 2, .t_ns = T0 + 105 * MS + 100 * US };
+	int64_t waited = -1;
+
+	if (!w)
+		return -1;
+	cluster_wait_block(w, 0, T0, T0 + 100 * MS, 0, CLUSTER_BLOCK_AUX);
+	cluster_wait_message(w, &send1, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_block(w, 2, T0 + 10 * MS, T0 + 105 * MS, 0, 0);
+	cluster_wait_message(w, &send1b, &recv2, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, T0 + 200 * MS);
+	if (cluster_wait_rounds(w) != 1 || cluster_wait_rank(w, 1)->last != 1)
+		goto out;
+	if (main)
+		cluster_wait_main(w, 0, T0 + 5 * MS, T0 + 300 * MS, 0);
+	cluster_wait_settle(w, T0 + 320 * MS);
+	cluster_wait_settle(w, INT64_MAX);
+	if (cluster_wait_rounds(w) != 1u + main || cluster_wait_rank(w, 1)->last != 1u + main)
+		goto out;
+	waited = cluster_wait_rank(w, 0)->wait_ns;
+out:
+	cluster_wait_free(w);
+	return waited;
+}
+
+TEST(an_auxiliary_wait_waits_for_its_main_thread_and_holds_up_no_other)
+{
+	EXPECT_EQ(aux_wait_with_main_seen_late(true), 95 * MS);
+	EXPECT_EQ(aux_wait_with_main_seen_late(false), 0);
+}
+
 TEST_HARNESS_MAIN
