@@ -514,8 +514,24 @@ static void settle_one(struct cluster_wait *w, const struct attribution *a)
 }
 
 /*
+ * Whether a's culprit has a wait still held (attrs[0, kept)) that ended
+ * before it sent: its root is to be found through that wait, when it is
+ * settled.
+ */
+static bool culprit_held(const struct cluster_wait *w, const struct attribution *a, size_t kept)
+{
+	size_t i;
+
+	for (i = 0; i < kept; i++)
+		if (w->attrs[i].waiter == a->culprit && w->attrs[i].end <= a->send_ns)
+			return true;
+	return false;
+}
+
+/*
  * In the order the waits ended, but for an auxiliary thread's whose rank's
- * main thread is still to be seen past it: it waits, the others go on.
+ * main thread is still to be seen past it: it waits, and so does a wait
+ * on a message its rank sent after it; the others go on.
  */
 void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 {
@@ -523,10 +539,12 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 
 	for (n = 0; n < w->nattrs &&
 	     (now_ns == INT64_MAX || w->attrs[n].end < now_ns - w->horizon_ns); n++) {
-		if (w->attrs[n].aux && !aux_ready(w, &w->attrs[n], now_ns))
-			w->attrs[kept++] = w->attrs[n];
+		const struct attribution *a = &w->attrs[n];
+
+		if ((a->aux && !aux_ready(w, a, now_ns)) || culprit_held(w, a, kept))
+			w->attrs[kept++] = *a;
 		else
-			settle_one(w, &w->attrs[n]);
+			settle_one(w, a);
 	}
 	if (n == kept)
 		return;

@@ -1489,7 +1489,7 @@ TEST(an_idle_io_thread_of_a_rank_not_blocked_in_a_collective_is_no_wait)
  */
 static int64_t aux_wait_with_main_seen_late(bool main)
 {
-	struct cluster_wait *w = cluster_wait_new(MS, 10 * MS, 50 * MS);
+	struct cluster_wait *w = cluster_wait_new(MS, 20 * MS, 50 * MS);
 	struct msg_end send1 = { .host = 1, .rank = 1, .t_ns = T0 + 99 * MS };
 	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 100 * MS + 100 * US };
 	struct msg_end send1b = { .host = 1, .rank = 1, .t_ns = T0 + 104 * MS };
@@ -1521,6 +1521,46 @@ TEST(an_auxiliary_wait_waits_for_its_main_thread_and_holds_up_no_other)
 {
 	EXPECT_EQ(aux_wait_with_main_seen_late(true), 95 * MS);
 	EXPECT_EQ(aux_wait_with_main_seen_late(false), 0);
+}
+
+/*
+ * A chain through auxiliary threads' waits, their main threads seen in
+ * the other order: rank 0's I/O thread waits [T0, T0 + 100 ms] for rank
+ * 3's message, and forwards at T0 + 100.2 ms to rank 1, whose I/O thread
+ * waited [T0 + 10 ms, T0 + 100.5 ms]; rank 1's main thread (blocked
+ * [T0 + 5 ms, T0 + 200 ms]) is seen before rank 0's ([T0 + 5 ms,
+ * T0 + 300 ms]). Seen in a gloo run: rank 1's wait settled before rank
+ * 0's, and charged to rank 0, not to the root. Returns the rounds rank 3
+ * came last.
+ */
+static uint64_t aux_chain_main_seen_in_reverse(void)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 50 * MS, 50 * MS);
+	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 99 * MS };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 100 * MS + 100 * US };
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 100 * MS + 200 * US };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 100 * MS + 600 * US };
+	uint64_t last;
+
+	if (!w)
+		return UINT64_MAX;
+	cluster_wait_block(w, 0, T0, T0 + 100 * MS, 0, CLUSTER_BLOCK_AUX);
+	cluster_wait_message(w, &send3, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_block(w, 1, T0 + 10 * MS, T0 + 100 * MS + 500 * US, 0, CLUSTER_BLOCK_AUX);
+	cluster_wait_message(w, &send0, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_main(w, 1, T0 + 5 * MS, T0 + 200 * MS, 0);
+	cluster_wait_settle(w, T0 + 220 * MS);
+	cluster_wait_main(w, 0, T0 + 5 * MS, T0 + 300 * MS, 0);
+	cluster_wait_settle(w, T0 + 320 * MS);
+	cluster_wait_settle(w, INT64_MAX);
+	last = cluster_wait_rounds(w) == 2 ? cluster_wait_rank(w, 3)->last : UINT64_MAX;
+	cluster_wait_free(w);
+	return last;
+}
+
+TEST(a_chain_through_auxiliary_waits_settles_in_order)
+{
+	EXPECT_EQ(aux_chain_main_seen_in_reverse(), 2);
 }
 
 TEST_HARNESS_MAIN
