@@ -122,7 +122,7 @@ for i in range(0, len(data), 100):
     print("# timeline-svg " + data[i:i + 100])
 PY
 fi
-# LCLK_CLUSTER_DUMP=1: the hosts' traces in the log (base64 of a tar.xz
+# LCLK_CLUSTER_DUMP=1: the hosts' and the ranks' traces in the log (base64 of a tar.xz
 # between marker lines), so a failing share can be examined on the host.
 if [ -n "${LCLK_CLUSTER_DUMP:-}" ]; then
 	echo "# dump-begin"
