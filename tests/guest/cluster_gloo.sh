@@ -122,4 +122,14 @@ for i in range(0, len(data), 100):
     print("# timeline-svg " + data[i:i + 100])
 PY
 fi
+# LCLK_CLUSTER_DUMP=1: the hosts' and the ranks' traces in the log (base64 of a tar.xz
+# between marker lines), so a failing share can be examined on the host.
+if [ -n "${LCLK_CLUSTER_DUMP:-}" ]; then
+	echo "# dump-begin"
+	tar -C "$dir" -cJf - host0.pftrace host1.pftrace host2.pftrace host3.pftrace ranks/rank0.pftrace \
+		ranks/rank1.pftrace ranks/rank2.pftrace ranks/rank3.pftrace |
+		base64 -w 0 | sed 's/^/# dump: /'
+	echo
+	echo "# dump-end"
+fi
 echo "1..$n"

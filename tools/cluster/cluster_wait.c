@@ -19,19 +19,27 @@
 #define RECENT	8
 #define SETTLED	16
 #define SENDS	8
+#define MAINS	32
+/* An auxiliary thread's wait waits for its rank's main thread this many horizons. */
+#define AUX_HOLD	10
 
 struct block {
 	int64_t begin, end, bound_begin;
+	bool aux;	/* CLUSTER_BLOCK_AUX */
 };
 
 enum verdict { CERTAIN, AMBIGUOUS, INCONSISTENT, TRANSIT };
 
-/* A wait and the message that ended it, root still to be found. */
+/*
+ * A wait and the message that ended it, root still to be found; the
+ * verdict is given when it is settled, an auxiliary thread's wait cut to
+ * its rank's main thread's blocked time first.
+ */
 struct attribution {
-	int64_t end, wait_ns, send_ns;
+	int64_t begin, end, bound_begin;
+	int64_t send_ns, send_bound_ns;
 	uint32_t waiter, culprit;
-	enum verdict verdict;
-	bool proven;	/* the message left after the wait began, beyond the bounds */
+	bool aux;
 };
 
 /* A matched receive, and the send it matched. */
@@ -50,6 +58,11 @@ struct sent {
 	int64_t t_ns, bound_ns;
 };
 
+/* A waiting call of the rank's main thread. */
+struct blocked {
+	int64_t begin, end, bound_begin;
+};
+
 struct rank_state {
 	struct rank_wait st;
 	struct block pending[PENDING];	/* oldest first */
@@ -61,6 +74,9 @@ struct rank_state {
 	int64_t last_begin, last_end;	/* the last block seen */
 	struct settled settled[SETTLED];	/* a ring, last at nsettled - 1 */
 	unsigned int nsettled;
+	struct blocked mains[MAINS];	/* a ring, last at nmains - 1 */
+	unsigned int nmains;
+	int64_t main_seen;		/* the latest end of those */
 };
 
 struct cluster_wait {
@@ -157,8 +173,9 @@ static const struct sent *sent_within(const struct rank_state *r, int64_t begin,
 }
 
 int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
-		       int64_t end, int64_t bound_begin_ns, bool woken)
+		       int64_t end, int64_t bound_begin_ns, unsigned int flags)
 {
+	bool woken = flags & CLUSTER_BLOCK_WOKEN;
 	struct rank_state *r = rank_get(w, rank);
 	const struct received *m = NULL;
 	int64_t answered = end;
@@ -193,7 +210,7 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 	r->last_begin = begin;
 	r->last_end = end;
 	r->st.blocks++;
-	b = (struct block){ begin, end, bound_begin_ns };
+	b = (struct block){ begin, end, bound_begin_ns, flags & CLUSTER_BLOCK_AUX };
 	/* By a receive the merge has seen already, or by none. */
 	if (woken) {
 		if (m)
@@ -203,6 +220,19 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 	if (r->npending == PENDING)	/* the oldest never found its message */
 		memmove(r->pending, r->pending + 1, --r->npending * sizeof(*r->pending));
 	r->pending[r->npending++] = b;
+	return 0;
+}
+
+int cluster_wait_main(struct cluster_wait *w, uint32_t rank, int64_t begin,
+		      int64_t end, int64_t bound_begin_ns)
+{
+	struct rank_state *r = rank_get(w, rank);
+
+	if (!r)
+		return -ENOMEM;
+	r->mains[r->nmains++ % MAINS] = (struct blocked){ begin, end, bound_begin_ns };
+	if (r->nmains == 1 || end > r->main_seen)
+		r->main_seen = end;
 	return 0;
 }
 
@@ -251,32 +281,69 @@ static int add_attribution(struct cluster_wait *w, const struct attribution *a)
 static void attribute(struct cluster_wait *w, uint32_t waiter, const struct block *b,
 		      const struct msg_end *send)
 {
-	struct rank_state *r = &w->ranks[waiter];
-	/* In 128 bits: times and bounds of any int64 value, no sum wraps. */
-	__int128 gap = (__int128)send->t_ns - b->begin;
-	int64_t eps = cluster_bound_sum(send->bound_ns, b->bound_begin);
 	struct attribution a = {
+		.begin = b->begin,
 		.end = b->end,
-		.wait_ns = b->end - b->begin,
+		.bound_begin = b->bound_begin,
 		.send_ns = send->t_ns,
+		.send_bound_ns = send->bound_ns,
 		.waiter = waiter,
 		.culprit = send->rank,
+		.aux = b->aux,
 	};
 
+	add_attribution(w, &a);
+}
+
+/*
+ * The ordering of a wait [begin, ...) with bound bound_begin and the
+ * message that ended it; *proven: the message left after the wait began,
+ * beyond both bounds.
+ */
+static enum verdict judge(const struct attribution *a, int64_t begin, int64_t bound_begin,
+			  bool *proven)
+{
+	/* In 128 bits: times and bounds of any int64 value, no sum wraps. */
+	__int128 gap = (__int128)a->send_ns - begin;
+	int64_t eps = cluster_bound_sum(a->send_bound_ns, bound_begin);
+
+	*proven = eps != CLUSTER_BOUND_UNKNOWN && gap > eps;
 	if (eps == CLUSTER_BOUND_UNKNOWN)
-		a.verdict = AMBIGUOUS;
-	else if (gap < -eps)
-		a.verdict = INCONSISTENT;
-	else if (2 * (gap + eps) < (__int128)b->end - b->begin)
+		return AMBIGUOUS;
+	if (gap < -eps)
+		return INCONSISTENT;
+	if (2 * (gap + eps) < (__int128)a->end - begin)
 		/* sent in the first half of the wait, even at the bounds' edge */
-		a.verdict = TRANSIT;
-	else
-		a.verdict = gap <= eps ? AMBIGUOUS : CERTAIN;
-	a.proven = eps != CLUSTER_BOUND_UNKNOWN && gap > eps;
-	if (add_attribution(w, &a))
-		return;
-	r->st.attributed++;
-	r->st.wait_ns += a.wait_ns;
+		return TRANSIT;
+	return gap <= eps ? AMBIGUOUS : CERTAIN;
+}
+
+/*
+ * An auxiliary thread's wait (gloo's I/O thread in epoll_wait, a worker
+ * on a futex) is its rank's only while the rank's main thread was blocked
+ * too, in a waiting call that held the wait's end: from the later of the
+ * two beginnings. Else the thread idled while the rank slept or computed
+ * (gloo's I/O thread from one collective to the next), and the message
+ * that woke it kept nobody waiting. *begin, *bound_begin: where the wait
+ * begins. Whether the rank's main thread was seen blocked so.
+ */
+static bool main_blocked(const struct rank_state *r, int64_t end, int64_t *begin,
+			 int64_t *bound_begin)
+{
+	unsigned int i;
+
+	for (i = r->nmains; i > 0 && r->nmains - i < MAINS; i--) {
+		const struct blocked *m = &r->mains[(i - 1) % MAINS];
+
+		if (m->begin > end || m->end < end)
+			continue;
+		if (m->begin > *begin) {
+			*begin = m->begin;
+			*bound_begin = m->bound_begin;
+		}
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -325,9 +392,9 @@ void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
  * it was still not the one everybody waited on).
  */
 static bool passes_blame(const struct cluster_wait *w, const struct attribution *a,
-			 const struct settled *s)
+			 int64_t begin, const struct settled *s)
 {
-	int64_t begin = a->end - a->wait_ns, from;
+	int64_t from;
 
 	if (a->send_ns - s->end <= w->link_ns)
 		return true;
@@ -339,16 +406,16 @@ static bool passes_blame(const struct cluster_wait *w, const struct attribution 
 
 /*
  * The culprit's own wait that ended just before it sent: its root, or
- * itself. *proven: whether the order of every hop from a's wait to that
- * root is proven beyond the bounds (a's own, and the culprit's chain's).
+ * itself. a's wait begins at begin; *proven: whether the order of every
+ * hop from a's wait to that root is proven beyond the bounds (a's own,
+ * given in *proven, and the culprit's chain's).
  */
 static uint32_t root_of(const struct cluster_wait *w, const struct attribution *a,
-			bool *proven)
+			int64_t begin, bool *proven)
 {
 	const struct rank_state *c = &w->ranks[a->culprit];
 	unsigned int i;
 
-	*proven = a->proven;
 	if (a->culprit == a->waiter)
 		return a->culprit;
 	for (i = c->nsettled; i > 0 && c->nsettled - i < SETTLED; i--) {
@@ -356,7 +423,7 @@ static uint32_t root_of(const struct cluster_wait *w, const struct attribution *
 
 		if (s->end > a->send_ns)
 			continue;
-		if (!passes_blame(w, a, s))
+		if (!passes_blame(w, a, begin, s))
 			return a->culprit;
 		*proven = *proven && s->proven;
 		return s->root;
@@ -364,59 +431,125 @@ static uint32_t root_of(const struct cluster_wait *w, const struct attribution *
 	return a->culprit;
 }
 
+/*
+ * Whether the fate of a, an auxiliary thread's wait, can be told: its
+ * rank's main thread has been seen past the wait's end (its calls come
+ * in order: one that held the end is known by then), or the merge is
+ * far past it (a main thread that made no call since, or the end).
+ */
+static bool aux_ready(const struct cluster_wait *w, const struct attribution *a, int64_t now_ns)
+{
+	const struct rank_state *r = &w->ranks[a->waiter];
+
+	return now_ns == INT64_MAX || (r->nmains && r->main_seen >= a->end) ||
+	       (__int128)a->end < (__int128)now_ns - (__int128)AUX_HOLD * w->horizon_ns;
+}
+
+/*
+ * Into the rank's settled waits, in the order they ended: an auxiliary
+ * thread's wait may settle after waits that ended later.
+ */
+static void push_settled(struct rank_state *r, struct settled s)
+{
+	unsigned int i = r->nsettled++, n = r->nsettled < SETTLED ? r->nsettled : SETTLED;
+
+	for (; r->nsettled - i < n && i > 0 && r->settled[(i - 1) % SETTLED].end > s.end; i--)
+		r->settled[i % SETTLED] = r->settled[(i - 1) % SETTLED];
+	r->settled[i % SETTLED] = s;
+}
+
+static void settle_one(struct cluster_wait *w, const struct attribution *a)
+{
+	int64_t begin = a->begin, bound_begin = a->bound_begin;
+	struct rank_state *rs, *ws = &w->ranks[a->waiter];
+	enum verdict verdict;
+	uint32_t root;
+	bool proven;
+
+	if (a->aux && (!main_blocked(ws, a->end, &begin, &bound_begin) ||
+		       a->end - begin < w->min_ns)) {
+		ws->st.blocks--;	/* not the rank's */
+		return;
+	}
+	ws->st.attributed++;
+	ws->st.wait_ns += a->end - begin;
+	verdict = judge(a, begin, bound_begin, &proven);
+	root = root_of(w, a, begin, &proven);
+	rs = &w->ranks[root];
+	if (verdict == INCONSISTENT || verdict == TRANSIT) {
+		/*
+		 * Not a wait for the sender: no round, no blame. Whoever waits
+		 * on the waiter next waited on it, or, in transit, on the rank
+		 * the message's sender itself waited on (the message was late
+		 * because a straggler held it up).
+		 */
+		if (verdict == INCONSISTENT || root == a->culprit) {
+			root = a->waiter;
+			proven = true;	/* no hop between them */
+		}
+		push_settled(ws, (struct settled){ begin, a->end, root, proven });
+		if (verdict == INCONSISTENT)	/* its message, not its root's */
+			w->ranks[a->culprit].st.inconsistent++;
+		else
+			ws->st.transit++;
+		return;
+	}
+	push_settled(ws, (struct settled){ begin, a->end, root, proven });
+	rs->st.waited_on_ns += a->end - begin;
+	rs->st.last++;
+	/* Certain only if every hop to the root is, not only the last. */
+	rs->st.certain += proven;
+	rs->st.ambiguous += !proven;
+	w->rounds++;
+	if (w->hook) {
+		struct settled_wait sw = {
+			.waiter = a->waiter, .root = root,
+			.begin = begin, .end = a->end, .proven = proven,
+		};
+		int err = w->hook(w->hook_ctx, &sw);
+
+		if (err && !w->hook_err)
+			w->hook_err = err;
+	}
+}
+
+/*
+ * Whether a's culprit has a wait still held (attrs[0, kept)) that ended
+ * before it sent: its root is to be found through that wait, when it is
+ * settled.
+ */
+static bool culprit_held(const struct cluster_wait *w, const struct attribution *a, size_t kept)
+{
+	size_t i;
+
+	for (i = 0; i < kept; i++)
+		if (w->attrs[i].waiter == a->culprit && w->attrs[i].end <= a->send_ns)
+			return true;
+	return false;
+}
+
+/*
+ * In the order the waits ended, but for an auxiliary thread's whose rank's
+ * main thread is still to be seen past it: it waits, and so does a wait
+ * on a message its rank sent after it; the others go on.
+ */
 void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 {
-	size_t n = 0;
+	size_t n, kept = 0;
 
-	while (n < w->nattrs &&
-	       (now_ns == INT64_MAX || w->attrs[n].end < now_ns - w->horizon_ns)) {
-		const struct attribution *a = &w->attrs[n++];
-		bool proven;
-		uint32_t root = root_of(w, a, &proven);
-		struct rank_state *rs = &w->ranks[root], *ws = &w->ranks[a->waiter];
+	for (n = 0; n < w->nattrs &&
+	     (now_ns == INT64_MAX || w->attrs[n].end < now_ns - w->horizon_ns); n++) {
+		const struct attribution *a = &w->attrs[n];
 
-		if (a->verdict == INCONSISTENT || a->verdict == TRANSIT) {
-			/*
-			 * Not a wait for the sender: no round, no blame. Whoever
-			 * waits on the waiter next waited on it, or, in transit,
-			 * on the rank the message's sender itself waited on (the
-			 * message was late because a straggler held it up).
-			 */
-			if (a->verdict == INCONSISTENT || root == a->culprit) {
-				root = a->waiter;
-				proven = true;	/* no hop between them */
-			}
-			ws->settled[ws->nsettled++ % SETTLED] =
-				(struct settled){ a->end - a->wait_ns, a->end, root, proven };
-			if (a->verdict == INCONSISTENT)	/* its message, not its root's */
-				w->ranks[a->culprit].st.inconsistent++;
-			else
-				ws->st.transit++;
-			continue;
-		}
-		ws->settled[ws->nsettled++ % SETTLED] =
-			(struct settled){ a->end - a->wait_ns, a->end, root, proven };
-		rs->st.waited_on_ns += a->wait_ns;
-		rs->st.last++;
-		/* Certain only if every hop to the root is, not only the last. */
-		rs->st.certain += proven;
-		rs->st.ambiguous += !proven;
-		w->rounds++;
-		if (w->hook) {
-			struct settled_wait sw = {
-				.waiter = a->waiter, .root = root,
-				.begin = a->end - a->wait_ns, .end = a->end, .proven = proven,
-			};
-			int err = w->hook(w->hook_ctx, &sw);
-
-			if (err && !w->hook_err)
-				w->hook_err = err;
-		}
+		if ((a->aux && !aux_ready(w, a, now_ns)) || culprit_held(w, a, kept))
+			w->attrs[kept++] = *a;
+		else
+			settle_one(w, a);
 	}
-	if (!n)
+	if (n == kept)
 		return;
-	memmove(w->attrs, w->attrs + n, (w->nattrs - n) * sizeof(*w->attrs));
-	w->nattrs -= n;
+	memmove(w->attrs + kept, w->attrs + n, (w->nattrs - n) * sizeof(*w->attrs));
+	w->nattrs -= n - kept;
 }
 
 void cluster_wait_set_hook(struct cluster_wait *w, cluster_wait_fn fn, void *ctx)

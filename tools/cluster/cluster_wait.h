@@ -9,7 +9,10 @@
  * left before the block ended, the sender's clock taken as far ahead as
  * the traffic the other way allows (else the one that ended it was lost);
  * a futex wait woken by another thread of the rank, to the receive of
- * that rank within link_ns before its end. Its sender is the direct
+ * that rank within link_ns before its end. A wait of a thread that idles by
+ * design (CLUSTER_BLOCK_AUX: gloo's I/O thread in epoll, its workers on
+ * futexes) is the rank's only while the rank's main thread is blocked
+ * too. Its sender is the direct
  * cause; when the sender had itself just stopped waiting (it sent within
  * link_ns of the end of an attributed wait, or spent most of the time it
  * was waited on waiting itself) the blame passes along to that wait's
@@ -68,14 +71,34 @@ struct cluster_wait;
 struct cluster_wait *cluster_wait_new(int64_t link_ns, int64_t horizon_ns, int64_t min_ns);
 void cluster_wait_free(struct cluster_wait *w);
 
+/* A futex wait another thread ended. */
+#define CLUSTER_BLOCK_WOKEN	1u
 /*
- * A blocking interval [begin, end] of rank, in the order they end (woken:
- * a futex wait another thread ended). Shorter than min_ns from the rank's
- * last send, it is no wait; one that overlaps the rank's previous one is the
- * same wait, and ignored. 0 or -ENOMEM.
+ * A wait of a thread that idles by design, not the rank's main thread: an
+ * event loop's (gloo's I/O thread, in epoll_wait from one collective to the
+ * next) or a helper's woken futex (a gloo worker, a torch thread, woken
+ * when the main thread hands it work). It is the rank's wait only where
+ * the rank's main thread was blocked too (cluster_wait_main()), in a
+ * waiting call that held its end, and from the later of their beginnings.
+ */
+#define CLUSTER_BLOCK_AUX	2u
+
+/*
+ * A blocking interval [begin, end] of rank, in the order they end (flags:
+ * CLUSTER_BLOCK_*). Shorter than min_ns from the rank's last send, it is no
+ * wait; one that overlaps the rank's previous one is the same wait, and
+ * ignored. 0 or -ENOMEM.
  */
 int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
-		       int64_t end, int64_t bound_begin_ns, bool woken);
+		       int64_t end, int64_t bound_begin_ns, unsigned int flags);
+
+/*
+ * A waiting call [begin, end] of rank's main thread, of any length, in the
+ * order they end: where the waits of its CLUSTER_BLOCK_AUX threads count.
+ * 0 or -ENOMEM.
+ */
+int cluster_wait_main(struct cluster_wait *w, uint32_t rank, int64_t begin,
+		      int64_t end, int64_t bound_begin_ns);
 
 /* A message end seen (matched or not): the stall report. 0 or -ENOMEM. */
 int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,

@@ -42,6 +42,9 @@ struct event {
 	uint8_t instant, msg;
 	uint8_t waits;			/* a waiting call that got data */
 	uint8_t woken;			/* a futex wait another thread ended */
+	uint8_t main;			/* on its process's main thread (tid = pid) */
+	uint8_t blocked;		/* a waiting call, whatever its outcome */
+	uint8_t loop;			/* an event loop's wait: epoll */
 	uint8_t coll;			/* a recorder's collective slice: */
 	uint32_t coll_group, coll_op;	/* ... cluster_round_intern()'s */
 	uint64_t coll_seq;		/* ... its process group's number */
@@ -83,6 +86,7 @@ struct track {
 	int32_t out_pid;		/* a process's: its pid in the merged trace */
 	uint32_t rank;			/* a process's track: its rank + 1, 0: none yet */
 	uint32_t event_rank;		/* of the events on it, once declared */
+	bool event_main;		/* ... whether a main thread's (tid = pid) */
 	char *name;
 };
 
@@ -455,21 +459,25 @@ static void declare_out(struct merge *m, struct input *in, struct track *t, stru
  * tracks under their process, or under the host's own process track.
  */
 static uint64_t out_track(struct merge *m, struct input *in, uint64_t uuid,
-			  uint32_t *rank)
+			  uint32_t *rank, uint8_t *main)
 {
-	struct track *t = track_get(in, uuid, true), *pt;
+	struct track *t = track_get(in, uuid, true), *pt, *proc;
 
 	if (!t)
 		return 0;
 	if (t->out) {
 		*rank = t->event_rank;
+		*main = t->event_main;
 		return t->out;
 	}
 	pt = t->parent ? track_get(in, t->parent, false) : NULL;
 	declare_out(m, in, t, pt);
 	if (add_rank(m, in, pt ? pt : t, &t->event_rank))
 		set_err(m, -ENOMEM);
+	proc = t->tid ? process_of(in, pt) : NULL;
+	t->event_main = proc && t->tid == proc->pid;
 	*rank = t->event_rank;
+	*main = t->event_main;
 	return t->out;
 }
 
@@ -632,10 +640,12 @@ static struct event *new_event(struct merge *m, struct input *in, uint64_t track
 	e->begin = e->end = ts;
 	e->bound_begin = a->bound_begin;
 	e->bound_end = a->bound_end;
-	e->track = out_track(m, in, track, &e->rank);
-	e->waits = a->data && str_is(cat, cat_len, "syscall") && waiting_call(name, name_len);
-	e->woken = a->zero && str_is(cat, cat_len, "syscall") &&
+	e->track = out_track(m, in, track, &e->rank, &e->main);
+	e->blocked = str_is(cat, cat_len, "syscall") && waiting_call(name, name_len);
+	e->waits = a->data && e->blocked;
+	e->woken = a->zero && e->blocked &&
 		   (str_is(name, name_len, "futex_wait") || str_is(name, name_len, "futex_waitv"));
+	e->loop = e->blocked && name_len > 5 && !memcmp(name, "epoll", 5);
 	e->input = in->idx;
 	e->name_len = name_len;
 	e->cat_len = cat_len;
@@ -1110,9 +1120,22 @@ static int on_event(struct merge *m, struct event *e)
 		return err;
 	if ((e->waits || e->woken || e->msg) && e->rank < res->nranks)
 		m->ids[e->rank].traced = true;
+	if (e->blocked && e->main && e->rank < res->nranks) {
+		err = cluster_wait_main(res->wait, e->rank, e->begin, e->end, e->bound_begin);
+		if (err)
+			return err;
+	}
 	if ((e->waits || e->woken || e->msg == MSG_IS_RECV) && e->end - e->begin >= m->block_ns) {
+		/*
+		 * Another thread's epoll or woken futex: gloo's I/O thread and
+		 * workers, idle between collectives. A poll or a receive (Open
+		 * MPI's, NCCL's) is made by whoever needs the data.
+		 */
+		bool aux = !e->main && (e->loop || e->woken);
+
 		err = cluster_wait_block(res->wait, e->rank, e->begin, e->end, e->bound_begin,
-					 e->woken);
+					 (e->woken ? CLUSTER_BLOCK_WOKEN : 0) |
+					 (aux ? CLUSTER_BLOCK_AUX : 0));
 		if (err)
 			return err;
 	}

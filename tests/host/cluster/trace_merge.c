@@ -754,7 +754,6 @@ TEST(a_merged_trace_that_cannot_be_written_says_where_and_why)
 	paths[1] = f.b.path;
 	EXPECT_EQ(trace_merge(paths, 2, "/dev/full", &o, &f.res, &err_path), -ENOSPC);
 	EXPECT_STREQ(err_path, "/dev/full");
-	f.out[0] = 0;
 	cleanup(&f);
 }
 
@@ -1367,6 +1366,201 @@ TEST(a_message_sent_after_a_wait_ended_did_not_end_it)
 	/* Nothing shows 0's clock is not 40 ms ahead (its bound may lie). */
 	EXPECT_EQ(rounds_after_a_send_30ms_late(40 * MS), 1);
 	EXPECT_EQ(rounds_after_a_send_30ms_late(CLUSTER_AHEAD_UNKNOWN), 1);
+}
+
+/*
+ * gloo under load, two ranks (pid 100 each; main thread 100, gloo's I/O
+ * thread 101, a worker 102). A collective ends at T0. node1 is the late
+ * rank: its main thread sleeps 3 s (no traced call), while node0 takes
+ * about a second to compute its next step and sends its share of the next
+ * collective at T0 + 999.8 ms. node1's I/O thread, idle in epoll_wait from
+ * T0 + 1 ms, wakes to that message at T0 + 1000 ms (IO: else it is a worker
+ * of node1, woken on a futex 10 ms after that receive, as by its main
+ * thread handing it work), and reads it; node1 has sent nothing since T0, so the idle
+ * time reads as a 999 ms wait for node0. node0 meanwhile is blocked in the
+ * collective, its main thread on a futex [T0 + 999.9 ms, T0 + 3001 ms],
+ * its I/O thread in epoll_wait until node1's share arrives (sent at
+ * T0 + 3000 ms). Seen in gloo runs on a busy machine (load ~4): rounds
+ * charged to the on-time ranks, the straggler share down to 0.90. Merged
+ * with --link 50ms --min-wait 750ms, as tests/guest/cluster_gloo.sh does.
+ * Returns the rounds; *late: node1's, *on_time: node0's, *waited: node0's
+ * wait.
+ */
+static uint64_t gloo_idle_io_thread(struct __test_metadata *_metadata, bool io,
+				    uint64_t *late, uint64_t *on_time, int64_t *waited)
+{
+	struct perfetto_arg data[] = {
+		{ .name = "outcome", .str = "data" },
+		{ .name = "bound_begin_ns", .val = 10 * US },
+		{ .name = "bound_end_ns", .val = 10 * US },
+	};
+	struct perfetto_arg zero[] = {
+		{ .name = "outcome", .str = "zero" },
+		{ .name = "bound_begin_ns", .val = 10 * US },
+		{ .name = "bound_end_ns", .val = 10 * US },
+	};
+	struct perfetto_slice idle = io ? (struct perfetto_slice){
+		.pid = 100, .tid = 101, .thread_name = "rank", .name = "epoll_wait",
+		.start_ns = T0 + MS, .end_ns = T0 + 1000 * MS, .args = data, .nargs = 3,
+	} : (struct perfetto_slice){
+		.pid = 100, .tid = 102, .thread_name = "worker", .name = "futex_wait",
+		.start_ns = T0 + MS, .end_ns = T0 + 1010 * MS, .args = zero, .nargs = 3,
+	};
+	struct perfetto_slice io0 = {
+		.pid = 100, .tid = 101, .thread_name = "rank", .name = "epoll_wait",
+		.start_ns = T0 + MS, .end_ns = T0 + 3000 * MS + 50 * US, .args = data, .nargs = 3,
+	};
+	struct perfetto_slice main0 = {
+		.pid = 100, .tid = 100, .thread_name = "python3", .name = "futex_wait",
+		.start_ns = T0 + 999 * MS + 900 * US, .end_ns = T0 + 3001 * MS,
+		.args = zero, .nargs = 3,
+	};
+	const char *paths[2], *err_path;
+	struct merge_opts o = { .link_ns = 50 * MS, .block_ns = 750 * MS };
+	struct fixture f;
+	uint64_t rounds;
+	uint32_t i;
+
+	*late = *on_time = UINT64_MAX;
+	*waited = -1;
+	setup_hosts(_metadata, &f, 0, 10 * US);
+	/* node0's share of the next collective, and node1's idle thread waking to it */
+	msg(_metadata, &f.a, true, &f.b, T0 + 999 * MS + 800 * US, T0 + 999 * MS + 802 * US,
+	    f.a.seq_out, 100);
+	msg(_metadata, &f.b, false, &f.a, T0 + 1000 * MS + 10 * US, T0 + 1000 * MS + 20 * US,
+	    f.b.seq_in, 100);
+	f.a.seq_out += 100;
+	f.b.seq_in += 100;
+	EXPECT_EQ(perfetto_slice(f.b.pf, &idle), 0);
+	/* node1 wakes up at T0 + 3 s and sends its share: node0's wait ends */
+	transfer(_metadata, &f.b, &f.a, T0 + 3000 * MS, 70 * US, 100);
+	EXPECT_EQ(perfetto_slice(f.a.pf, &io0), 0);
+	EXPECT_EQ(perfetto_slice(f.a.pf, &main0), 0);
+	paths[0] = f.a.path;
+	paths[1] = f.b.path;
+	EXPECT_EQ(perfetto_close(f.a.pf), 0);
+	EXPECT_EQ(perfetto_close(f.b.pf), 0);
+	EXPECT_EQ(trace_merge(paths, 2, NULL, &o, &f.res, &err_path), 0);
+	rounds = cluster_wait_rounds(f.res.wait);
+	for (i = 0; i < f.res.nranks; i++) {
+		const struct rank_wait *st = cluster_wait_rank(f.res.wait, i);
+
+		if (!strncmp(f.res.rank_names[i], "node1 ", 6)) {
+			*late = st->last;
+		} else if (!strncmp(f.res.rank_names[i], "node0 ", 6)) {
+			*on_time = st->last;
+			*waited = st->wait_ns;
+		}
+	}
+	merge_result_free(&f.res);
+	unlink(f.a.path);
+	unlink(f.b.path);
+	rmdir(f.dir);
+	return rounds;
+}
+
+TEST(an_idle_io_thread_of_a_rank_not_blocked_in_a_collective_is_no_wait)
+{
+	uint64_t late, on_time;
+	int64_t waited;
+
+	/* gloo's I/O thread in epoll_wait while its rank sleeps */
+	EXPECT_EQ(gloo_idle_io_thread(_metadata, true, &late, &on_time, &waited), 1);
+	EXPECT_EQ(late, 1);
+	EXPECT_EQ(on_time, 0);
+	/* node0's wait: from when its main thread blocked, as its I/O thread's ended */
+	EXPECT_EQ(waited, 2000 * MS + 150 * US);
+	/* a worker's futex wait, woken while its rank's main thread ran */
+	EXPECT_EQ(gloo_idle_io_thread(_metadata, false, &late, &on_time, &waited), 1);
+	EXPECT_EQ(late, 1);
+	EXPECT_EQ(on_time, 0);
+	EXPECT_EQ(waited, 2000 * MS + 150 * US);
+}
+
+/*
+ * An auxiliary thread's wait is told the rank's only once the rank's main
+ * thread has been seen past its end, which may be long after (a rank
+ * stalled on CPU): it waits for that, and holds up no other wait. Rank 0's
+ * I/O thread waits [T0, T0 + 100 ms] for rank 1's message; rank 2 waits
+ * [T0 + 10 ms, T0 + 105 ms] in a poll for another of rank 1's. With MAIN,
+ * rank 0's main thread is blocked [T0 + 5 ms, T0 + 300 ms], seen when the
+ * merge is at T0 + 320 ms; else never. Returns rank 0's wait as counted
+ * in the end (0: none), -1 if rank 2's round was held up or lost.
+ */
+static int64_t aux_wait_with_main_seen_late(bool main)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 20 * MS, 50 * MS);
+	struct msg_end send1 = { .host = 1, .rank = 1, .t_ns = T0 + 99 * MS };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 100 * MS + 100 * US };
+	struct msg_end send1b = { .host = 1, .rank = 1, .t_ns = T0 + 104 * MS };
+	struct msg_end recv2 = { .host = 2, .rank = 2, .t_ns = T0 + 105 * MS + 100 * US };
+	int64_t waited = -1;
+
+	if (!w)
+		return -1;
+	cluster_wait_block(w, 0, T0, T0 + 100 * MS, 0, CLUSTER_BLOCK_AUX);
+	cluster_wait_message(w, &send1, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_block(w, 2, T0 + 10 * MS, T0 + 105 * MS, 0, 0);
+	cluster_wait_message(w, &send1b, &recv2, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, T0 + 200 * MS);
+	if (cluster_wait_rounds(w) != 1 || cluster_wait_rank(w, 1)->last != 1)
+		goto out;
+	if (main)
+		cluster_wait_main(w, 0, T0 + 5 * MS, T0 + 300 * MS, 0);
+	cluster_wait_settle(w, T0 + 320 * MS);
+	cluster_wait_settle(w, INT64_MAX);
+	if (cluster_wait_rounds(w) != 1u + main || cluster_wait_rank(w, 1)->last != 1u + main)
+		goto out;
+	waited = cluster_wait_rank(w, 0)->wait_ns;
+out:
+	cluster_wait_free(w);
+	return waited;
+}
+
+TEST(an_auxiliary_wait_waits_for_its_main_thread_and_holds_up_no_other)
+{
+	EXPECT_EQ(aux_wait_with_main_seen_late(true), 95 * MS);
+	EXPECT_EQ(aux_wait_with_main_seen_late(false), 0);
+}
+
+/*
+ * A chain through auxiliary threads' waits, their main threads seen in
+ * the other order: rank 0's I/O thread waits [T0, T0 + 100 ms] for rank
+ * 3's message, and forwards at T0 + 100.2 ms to rank 1, whose I/O thread
+ * waited [T0 + 10 ms, T0 + 100.5 ms]; rank 1's main thread (blocked
+ * [T0 + 5 ms, T0 + 200 ms]) is seen before rank 0's ([T0 + 5 ms,
+ * T0 + 300 ms]). Seen in a gloo run: rank 1's wait settled before rank
+ * 0's, and charged to rank 0, not to the root. Returns the rounds rank 3
+ * came last.
+ */
+static uint64_t aux_chain_main_seen_in_reverse(void)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 50 * MS, 50 * MS);
+	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 99 * MS };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 100 * MS + 100 * US };
+	struct msg_end send0 = { .host = 0, .rank = 0, .t_ns = T0 + 100 * MS + 200 * US };
+	struct msg_end recv1 = { .host = 1, .rank = 1, .t_ns = T0 + 100 * MS + 600 * US };
+	uint64_t last;
+
+	if (!w)
+		return UINT64_MAX;
+	cluster_wait_block(w, 0, T0, T0 + 100 * MS, 0, CLUSTER_BLOCK_AUX);
+	cluster_wait_message(w, &send3, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_block(w, 1, T0 + 10 * MS, T0 + 100 * MS + 500 * US, 0, CLUSTER_BLOCK_AUX);
+	cluster_wait_message(w, &send0, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_main(w, 1, T0 + 5 * MS, T0 + 200 * MS, 0);
+	cluster_wait_settle(w, T0 + 220 * MS);
+	cluster_wait_main(w, 0, T0 + 5 * MS, T0 + 300 * MS, 0);
+	cluster_wait_settle(w, T0 + 320 * MS);
+	cluster_wait_settle(w, INT64_MAX);
+	last = cluster_wait_rounds(w) == 2 ? cluster_wait_rank(w, 3)->last : UINT64_MAX;
+	cluster_wait_free(w);
+	return last;
+}
+
+TEST(a_chain_through_auxiliary_waits_settles_in_order)
+{
+	EXPECT_EQ(aux_chain_main_seen_in_reverse(), 2);
 }
 
 TEST_HARNESS_MAIN
