@@ -11,7 +11,8 @@
 #   selftest     tests/vm/selftest.sh        (the test bed catches failures)
 #   demo         tests/vm/demo.sh            ("make demo" runs and shows a synced clock)
 # Usage: tests/run-suites.sh [SUITE...]   (default: all, in that order)
-# LCLK_VM_PLAN=1: the vm suite lists its VMs and their tests, boots none.
+# LCLK_VM_PLAN=1: the vm suite lists its VMs (in the order they start, with
+# the seconds each is expected to take) and their tests, boots none.
 # The last line is "N passed, N failed, N skipped" (skipped: skips, and
 # known shortfalls, TAP's "not ok ... # TODO"); the exit status is non-zero
 # when anything failed.
@@ -232,6 +233,42 @@ vm_result() {
 	return "$(cat "$logs/$1.rc")"
 }
 
+# vm_seconds NAME: what VM job NAME took, in seconds, on a 2-core machine
+# with another VM beside it (make check of checktime, tests/guest/run.sh's
+# "# time:" lines and the "finished in" ones); a job not measured, by its
+# kind. Only the order of the jobs comes from these.
+vm_seconds() {
+	case $1 in
+	vm-6.1-lclkctl) echo 1295 ;;
+	vm-5.10) echo 668 ;;
+	vm-6.1) echo 859 ;;
+	vm-6.12) echo 791 ;;
+	vm-7.2) echo 710 ;;
+	vm-debug) echo 227 ;;
+	vm-6.12-cluster) echo 396 ;;
+	vm-5.10-cluster) echo 68 ;;
+	vm-6.1-counters) echo 90 ;;
+	vm-debug-lclk_suspend) echo 31 ;;
+	vm-*-lclk_suspend) echo 13 ;;
+	vm-*-lclkctl) echo 1300 ;;
+	vm-*-cluster) echo 400 ;;
+	vm-*-counters) echo 90 ;;
+	*) echo 750 ;;
+	esac
+}
+
+# vm_order NAME...: the indexes of the jobs NAMEs, longest first (ties in
+# the given order): each lane takes the next job when it is free, so the
+# long ones cannot be left for the end, when one lane would run alone
+# (Graham's longest-processing-time rule).
+vm_order() {
+	local i=0 name
+	for name in "$@"; do
+		echo "$(vm_seconds "$name") $i"
+		i=$((i + 1))
+	done | sort -k1,1nr -k2,2n | cut -d' ' -f2
+}
+
 suite_vm() {
 	local k t kernels_=() lclkctl_tests cluster_tests abi picked ram_tests chosen= names=()
 	local kernels=() skips=() tests=() ram=() icount=() i skip
@@ -292,12 +329,12 @@ suite_vm() {
 		done
 	done
 	if [ -n "${LCLK_VM_PLAN:-}" ]; then
-		for i in "${!names[@]}"; do
-			echo "# plan: ${names[$i]} ${kernels[$i]} $(vm_tests "${skips[$i]}" "${tests[$i]}" "${ram[$i]}")"
+		for i in $(vm_order "${names[@]}"); do
+			echo "# plan: ${names[$i]} ${kernels[$i]} ~$(vm_seconds "${names[$i]}") s: $(vm_tests "${skips[$i]}" "${tests[$i]}" "${ram[$i]}")"
 		done
 		return
 	fi
-	for i in "${!names[@]}"; do
+	for i in $(vm_order "${names[@]}"); do
 		while [ "$(jobs -rp | wc -l)" -ge "${LCLK_VM_JOBS:-$(nproc)}" ]; do
 			wait -n
 		done
@@ -342,9 +379,15 @@ suite_demo() {
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit fuzz integration vm deb selftest demo)
+# Each suite's elapsed seconds, shown above the last line: CI keeps only
+# the tail, and the time budget of make check is read from it.
+timing=()
 for s in "${suites[@]}"; do
 	case $s in
-	unit|fuzz|integration|vm|deb|selftest|demo) "suite_$s" ;;
+	unit|fuzz|integration|vm|deb|selftest|demo)
+		t0=$SECONDS
+		"suite_$s"
+		timing+=("$(printf '# %-12s %5d s' "$s" $((SECONDS - t0)))") ;;
 	*) echo "run-suites: unknown suite '$s'" >&2; exit 2 ;;
 	esac
 done
@@ -353,5 +396,8 @@ if [ -s "$failures" ]; then
 	echo "# ---- failures (logs in $logs)"
 	sed 's/^/# /' "$failures"
 fi
+echo "# ---- time per suite"
+printf '%s\n' "${timing[@]}"
+printf '# %-12s %5d s\n' total "$SECONDS"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

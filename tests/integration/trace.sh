@@ -42,10 +42,47 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# One trace_check.py answers all the checks (its "serve"): a python start
+# takes 0.7 s in a TCG guest, and a run makes 20 to 30 checks. The checks
+# are the same; where the server is gone, each runs alone as before.
+CHECK_PY=$CHECK
+mkfifo "$TMP/check.in" "$TMP/check.out"
+python3 "$CHECK_PY" serve <"$TMP/check.in" >"$TMP/check.out" 2>&1 &
+CHECK_SERVER=$!
+PIDS+=("$CHECK_SERVER")
+exec {check_w}>"$TMP/check.in" {check_r}<"$TMP/check.out"
+trace_check() {
+	local line rc=""
+	if ! kill -0 "$CHECK_SERVER" 2>/dev/null; then
+		"$CHECK_PY" "$@"
+		return
+	fi
+	(IFS=$'\t'; printf '%s\n' "$*") >&"$check_w"
+	while IFS= read -r -u "$check_r" line; do
+		case $line in "@@trace_check@@ "*) rc=${line#* }; break ;; esac
+		printf '%s\n' "$line"
+	done
+	[ -n "$rc" ] || { echo "trace_check.py serve: no answer to $*"; return 2; }
+	return "$rc"
+}
+CHECK=trace_check
+
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $1"; }
 check() { local name=$1; shift; if "$@" >"$TMP/why" 2>&1; then ok "$name"; else not_ok "$name"; sed 's/^/# /' "$TMP/why"; fi; }
+
+# Where the time goes (a slow guest's budget): "# time: SECTION N.N s" as
+# each section ends, and in the end the share spent starting and stopping
+# lclkctl trace (loading and attaching its programs, detaching them).
+now_ms() { local up; read -r up _ </proc/uptime; echo $((${up%.*} * 1000 + 10#${up#*.} * 10)); }
+SECTION="" SECTION_MS=$(now_ms) TRACER_MS=0 TRACERS=0
+section() {
+	local t
+	t=$(now_ms)
+	[ -z "$SECTION" ] || printf '# time: %s %d.%d s\n' "$SECTION" $(((t - SECTION_MS) / 1000)) $(((t - SECTION_MS) % 1000 / 100))
+	SECTION=$1 SECTION_MS=$t
+}
 
 # start_pp NAME ARGS...: a ping-pong waiting for "go" on its fifo; sets
 # PP_PID, PP_PEER. go NAME starts it, pp_wait NAME waits for it to finish.
@@ -96,13 +133,14 @@ pp_wait() {
 
 # start_trace NAME ARGS...: lclkctl trace --json -v in the background, attached.
 start_trace() {
-	local name=$1 i; shift
+	local name=$1 i t0; shift
+	t0=$(now_ms) TRACERS=$((TRACERS + 1))
 	TRACE_ERR=$TMP/$name.err
 	"$LCLKCTL" trace --attach "$TRACE_ATTACH" --json -v "$@" >"$TMP/$name.jsonl" 2>"$TRACE_ERR" &
 	TRACE_PID=$!
 	PIDS+=($TRACE_PID)
 	for i in $(seq 1200); do
-		grep -qs '^Tracing' "$TMP/$name.err" && return 0
+		grep -qs '^Tracing' "$TMP/$name.err" && { TRACER_MS=$((TRACER_MS + $(now_ms) - t0)); return 0; }
 		kill -0 $TRACE_PID 2>/dev/null || break
 		sleep 0.05
 	done
@@ -113,7 +151,8 @@ start_trace() {
 # if not, where it is stuck, then SIGKILL (a hang fails here, not at the
 # suite's timeout, which shows nothing).
 stop_trace() {
-	local i
+	local i t0
+	t0=$(now_ms)
 	kill -TERM "$TRACE_PID"
 	for i in $(seq $((${STOP_WAIT_S:-60} * 20))); do
 		kill -0 "$TRACE_PID" 2>/dev/null || break
@@ -129,6 +168,7 @@ stop_trace() {
 		return 1
 	fi
 	wait "$TRACE_PID"
+	TRACER_MS=$((TRACER_MS + $(now_ms) - t0))
 }
 
 echo "TAP version 13"
@@ -137,6 +177,7 @@ echo "# attach: $TRACE_ATTACH"
 # ==== TRACE_PARTS "core": the filters, outputs and accounting ====
 if part core; then
 
+section "bad input"
 # ---- bad input --------------------------------------------------------------
 expect_exit() {
 	local want=$1 pattern=$2 rc; shift 2
@@ -163,6 +204,7 @@ check "a program the kernel rejects: exit 1, no fallback" \
 	env LD_PRELOAD="$SHIM" LCLK_FAIL_BPF_PROG=sys_enter_btf,tp_sys_enter,fentry_recvfrom \
 	"$LCLKCTL" trace --duration 1s
 
+section "--pid"
 # ---- --pid: exact counts and buckets ---------------------------------------
 start_pp pid -n "$ROUNDS" -d $DELAY_US -l "$TMP/pid.log"
 start_trace pid --pid "$PP_PID" --threshold $((DELAY_US / 2))us --prom-out "$TMP/pid.prom" \
@@ -199,6 +241,7 @@ check "perfetto: one thread track, a slice per outlier" \
 check "perfetto: Perfetto's schema reads it (protoc --decode, tests/perfetto/check_trace.py)" \
 	python3 tests/perfetto/check_trace.py "$TMP/pid.pftrace"
 
+section "--comm"
 # ---- --comm: both processes of one ping-pong, not the others: a name that ---
 # differs in its last character, one that extends it (the probe compares
 # names a word at a time, up to the NUL)
@@ -222,6 +265,7 @@ go cl; go cm; pp_wait cl; pp_wait cm; stop_trace
 check "comm: a 15-character name, exactly its two processes" \
 	$CHECK pids "$TMP/comm15.jsonl" "$L" "$L_PEER"
 
+section "--cgroup"
 # ---- --cgroup ---------------------------------------------------------------
 CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 if [ -z "$CG_ROOT" ]; then
@@ -239,6 +283,7 @@ else
 	check "cgroup: peer $ROUNDS sendto" $CHECK series "$TMP/cg.jsonl" "$CG_PEER" sendto data "$ROUNDS"
 fi
 
+section "busy polling"
 # ---- busy polling: EAGAIN calls counted exactly ----------------------------
 # BUSY_ROUNDS (default ROUNDS), or as many as BUSY_LIMIT_S (default 60)
 # allow: two spinners on a single-threaded TCG guest meet once per vCPU time
@@ -252,6 +297,7 @@ check "busy: $busy recvfrom with data" $CHECK series "$TMP/busy.jsonl" "$PP_PID"
 check "busy: the other $((calls - 2 * busy)) recvfrom are EAGAIN" \
 	$CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom eagain $((calls - 2 * busy)) --bytes 0
 
+section "busy polling is waiting"
 # ---- busy polling is waiting: a run of EAGAIN calls, one outlier ----------
 # The peer answers 20 ms late; the initiator spins on recv(MSG_DONTWAIT) the
 # while. Each round's wait is one outlier from its first empty call to the
@@ -266,6 +312,7 @@ go spin; pp_wait spin; stop_trace
 check "busy polling: each round's run of EAGAIN calls is one wait of the peer's 20 ms" \
 	$CHECK spins "$TMP/spin.jsonl" "$TMP/spin.log" "$PP_PID" 10000000
 
+section "ioctl devices"
 # ---- ioctl devices, by file name --------------------------------------------
 mkdir -p "$TMP/dev/infiniband"
 mknod "$TMP/dev/nvidia0" c 1 3 && mknod "$TMP/dev/infiniband/uverbs0" c 1 3
@@ -291,6 +338,7 @@ check "ioctl: 3 on nvidia0" $CHECK series "$TMP/io.jsonl" $IO ioctl error 3 --de
 check "ioctl: 5 on infiniband/uverbs0" $CHECK series "$TMP/io.jsonl" $IO ioctl error 5 --device infiniband
 check "ioctl: 7 on /dev/null (other)" $CHECK series "$TMP/io.jsonl" $IO ioctl error 7 --device other
 
+section "every call an outlier"
 # ---- every call an outlier: streamed or counted as lost, never silent ------
 # Many calls, not a number of rounds: at most 10 s of them (busy spinners in a
 # single-threaded TCG guest make a round a second, 3000 would take an hour).
@@ -299,6 +347,7 @@ start_trace all --pid "$PP_PID" --threshold 1ns
 go all; pp_wait all; stop_trace
 check "threshold 1ns: outliers + lost events = calls" $CHECK invariant "$TMP/all.jsonl"
 
+section "a reader that stalls"
 # ---- a reader that stalls: the ring buffer fills, and what it cannot take -
 # is counted. The tracer is stopped while the initiator makes 2 x 10000
 # calls, each an outlier: the 1 MiB ring holds 10922 records of 96 bytes
@@ -327,6 +376,7 @@ atomic_adds() {
 	done
 }
 
+section "per-CPU counters"
 # ---- per-CPU counters: exact under contention --------------------------------
 # HAMMER_THREADS threads (default 8, 4 per CPU here) make HAMMER_CALLS sendto
 # and recvfrom each at once: the histogram's calls and bytes are exactly the
@@ -400,6 +450,7 @@ fi
 # ==== TRACE_PARTS "more": threads, containers, exits, interruptions, ia32 ====
 if part more; then
 
+section "threads"
 # A process's name, not its threads': a thread that renamed itself (as
 # NCCL's and PyTorch's do) still belongs to the process --comm selects.
 mkfifo "$TMP/thr.ctl"
@@ -462,6 +513,7 @@ echo go >&$stale_fd; exec {stale_fd}>&-; wait $STALE; stop_trace
 check "stale start: the recv renamed mid-call is 1 call in (268, 537] ms, not one ending at a later futex" \
 	$CHECK series "$TMP/stale.jsonl" $STALE recvfrom data 1 --low 268435457 --high 536870912
 
+section "pid namespaces"
 # ---- pid namespaces: a container's processes, and lclkctl in a container ----
 # A ping-pong in its own pid namespace, traced from here: pids as seen here.
 mkfifo "$TMP/nsp.ctl"
@@ -503,6 +555,7 @@ for filter in pid comm; do
 	fi
 done
 
+section "processes that exit"
 # ---- processes that exit ------------------------------------------------------
 # Their series leave the kernel's map (which would fill up and cost per-CPU
 # memory forever) and stay in the counts: 20 one-round ping-pongs, 40
@@ -528,6 +581,7 @@ check "exited processes: their 40 sendto still counted" awk '
 	/^lclk_trace_syscall_duration_seconds_count/ && /syscall="sendto"/ { n += $2 }
 	END { if (n != 40) { print "sendto count " n; exit 1 } }' "$TMP/reap.prom"
 
+section "interrupted calls"
 # ---- interrupted calls ---------------------------------------------------------
 # A recv and a futex wait with a timeout, each stopped and continued twice
 # (no handler: the kernel restarts the recv, and continues the futex wait
@@ -631,6 +685,7 @@ else
 	echo "ok $((n += 1)) # SKIP no compiler: $(head -1 "$TMP/cc.err")"
 fi
 
+section "32-bit calls"
 # ---- 32-bit calls ------------------------------------------------------------
 # ia32 numbers are not x86_64 ones: 45 is brk there, recvfrom here.
 if cc -O2 -o "$TMP/int80" tests/integration/trace_int80.c 2>"$TMP/cc.err" &&
@@ -649,5 +704,7 @@ fi
 
 fi
 
+section ""
+echo "# time: starting and stopping lclkctl trace $TRACERS times: $((TRACER_MS / 1000)).$((TRACER_MS % 1000 / 100)) s"
 echo "1..$n"
 [ $failed -eq 0 ]
