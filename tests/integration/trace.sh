@@ -31,13 +31,14 @@ k=0; while [ $((1 << k)) -lt $((DELAY_US * 1000)) ]; do k=$((k + 1)); done
 LOW=$(((1 << (k - 1)) + 1)) HIGH=$((1 << k))
 
 TMP=$(mktemp -d /tmp/lclk-trace-test.XXXXXX)
-CG=""
+CG="" CGM=""
 PIDS=()
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	[ -n "$CG" ] && [ -d "$CG" ] && rmdir "$CG"
+	[ -n "$CGM" ] && [ -d "$CGM" ] && rmdir "$CGM"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -265,55 +266,25 @@ go cl; go cm; pp_wait cl; pp_wait cm; stop_trace
 check "comm: a 15-character name, exactly its two processes" \
 	$CHECK pids "$TMP/comm15.jsonl" "$L" "$L_PEER"
 
-section "--cgroup"
-# ---- --cgroup ---------------------------------------------------------------
+section "--cgroup, busy polling, ioctl devices"
+# ---- --cgroup, and in it busy polling and ioctl devices ---------------------
+# One tracer on a cgroup serves the three, one after the other (starting
+# and stopping lclkctl trace takes 12 s in a TCG guest): the cgroup's
+# ping-pong and one outside it, then the busy ping-pong and the ioctls, in
+# the cgroup too. Without cgroup v2, each of the last two has a --pid tracer.
 CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ -z "$CG_ROOT" ]; then
-	echo "ok $((n += 1)) # SKIP no cgroup v2 mounted"
-else
-	CG="$CG_ROOT/lclk-trace-test-$$"
-	mkdir "$CG"
+if [ -n "$CG_ROOT" ]; then
 	start_pp cg -n "$ROUNDS"
-	echo "$PP_PID" >"$CG/cgroup.procs"; echo "$PP_PEER" >"$CG/cgroup.procs"
 	CG_PID=$PP_PID CG_PEER=$PP_PEER
 	start_pp cgo -n "$ROUNDS"
-	start_trace cg --cgroup "$CG"
-	go cg; go cgo; pp_wait cg; pp_wait cgo; stop_trace
-	check "cgroup: exactly the two processes in it" $CHECK pids "$TMP/cg.jsonl" "$CG_PID" "$CG_PEER"
-	check "cgroup: peer $ROUNDS sendto" $CHECK series "$TMP/cg.jsonl" "$CG_PEER" sendto data "$ROUNDS"
 fi
-
-section "busy polling"
-# ---- busy polling: EAGAIN calls counted exactly ----------------------------
-# BUSY_ROUNDS (default ROUNDS), or as many as BUSY_LIMIT_S (default 60)
-# allow: two spinners on a single-threaded TCG guest meet once per vCPU time
-# slice, a round takes a second there, several with another VM beside it.
+# busy polling: EAGAIN calls counted exactly. BUSY_ROUNDS (default ROUNDS),
+# or as many as BUSY_LIMIT_S (default 60) allow: two spinners on a
+# single-threaded TCG guest meet once per vCPU time slice, a round takes a
+# second there, several with another VM beside it.
 start_pp busy -n "${BUSY_ROUNDS:-$ROUNDS}" -b -t $((${BUSY_LIMIT_S:-60} * 1000))
-start_trace busy --pid "$PP_PID"
-go busy; PP_WAIT_S=$((${BUSY_LIMIT_S:-60} + 120)) pp_wait busy; stop_trace
-read -r _ busy calls _ _ <<<"$(grep '^done' "$TMP/busy.out")"
-check "busy: $busy rounds, at least one" test "${busy:-0}" -gt 0
-check "busy: $busy recvfrom with data" $CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom data "$busy"
-check "busy: the other $((calls - 2 * busy)) recvfrom are EAGAIN" \
-	$CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom eagain $((calls - 2 * busy)) --bytes 0
-
-section "busy polling is waiting"
-# ---- busy polling is waiting: a run of EAGAIN calls, one outlier ----------
-# The peer answers 20 ms late; the initiator spins on recv(MSG_DONTWAIT) the
-# while. Each round's wait is one outlier from its first empty call to the
-# call that got the answer, as the merge needs to see an MPI rank's wait:
-# it counts exactly the empty calls the ping-pong made that round.
-# --spin-gap 1s: a TCG guest's vCPUs take turns on one host thread, with
-# other VMs beside it, so a spinner's vCPU stops for tens of ms, unseen by
-# the guest. Half the rounds, at least, must spin 10 ms of the peer's 20.
-start_pp spin -n 20 -b -d 20000 -l "$TMP/spin.log"
-start_trace spin --pid "$PP_PID" --spin-gap 1s
-go spin; pp_wait spin; stop_trace
-check "busy polling: each round's run of EAGAIN calls is one wait of the peer's 20 ms" \
-	$CHECK spins "$TMP/spin.jsonl" "$TMP/spin.log" "$PP_PID" 10000000
-
-section "ioctl devices"
-# ---- ioctl devices, by file name --------------------------------------------
+BUSY_PID=$PP_PID BUSY_PEER=$PP_PEER
+# ioctl devices, by file name
 mkdir -p "$TMP/dev/infiniband"
 mknod "$TMP/dev/nvidia0" c 1 3 && mknod "$TMP/dev/infiniband/uverbs0" c 1 3
 mkfifo "$TMP/io.ctl"
@@ -332,11 +303,50 @@ for fd, k in zip(fds, (3, 5, 7)):
 IO=$!; PIDS+=($IO)
 exec {io_fd}>"$TMP/io.ctl"
 for i in $(seq 100); do grep -qs ready "$TMP/io.out" && break; sleep 0.05; done
-start_trace io --pid $IO
+
+if [ -z "$CG_ROOT" ]; then
+	echo "ok $((n += 1)) # SKIP no cgroup v2 mounted"
+	busy_out=busy io_out=io
+	start_trace busy --pid "$BUSY_PID"
+else
+	CG="$CG_ROOT/lclk-trace-test-$$"
+	mkdir "$CG"
+	for p in "$CG_PID" "$CG_PEER" "$BUSY_PID" "$BUSY_PEER" "$IO"; do echo "$p" >"$CG/cgroup.procs"; done
+	busy_out=cg io_out=cg
+	start_trace cg --cgroup "$CG"
+	go cg; go cgo; pp_wait cg; pp_wait cgo
+fi
+go busy; PP_WAIT_S=$((${BUSY_LIMIT_S:-60} + 120)) pp_wait busy
+[ -n "$CG_ROOT" ] || { stop_trace; start_trace io --pid $IO; }
 echo go >&$io_fd; exec {io_fd}>&-; wait $IO; stop_trace
-check "ioctl: 3 on nvidia0" $CHECK series "$TMP/io.jsonl" $IO ioctl error 3 --device nvidia
-check "ioctl: 5 on infiniband/uverbs0" $CHECK series "$TMP/io.jsonl" $IO ioctl error 5 --device infiniband
-check "ioctl: 7 on /dev/null (other)" $CHECK series "$TMP/io.jsonl" $IO ioctl error 7 --device other
+if [ -n "$CG_ROOT" ]; then
+	check "cgroup: exactly the five processes in it (two ping-pongs, the ioctls)" \
+		$CHECK pids "$TMP/cg.jsonl" "$CG_PID" "$CG_PEER" "$BUSY_PID" "$BUSY_PEER" "$IO"
+	check "cgroup: peer $ROUNDS sendto" $CHECK series "$TMP/cg.jsonl" "$CG_PEER" sendto data "$ROUNDS"
+fi
+read -r _ busy calls _ _ <<<"$(grep '^done' "$TMP/busy.out")"
+check "busy: $busy rounds, at least one" test "${busy:-0}" -gt 0
+check "busy: $busy recvfrom with data" $CHECK series "$TMP/$busy_out.jsonl" "$BUSY_PID" recvfrom data "$busy"
+check "busy: the other $((calls - 2 * busy)) recvfrom are EAGAIN" \
+	$CHECK series "$TMP/$busy_out.jsonl" "$BUSY_PID" recvfrom eagain $((calls - 2 * busy)) --bytes 0
+check "ioctl: 3 on nvidia0" $CHECK series "$TMP/$io_out.jsonl" $IO ioctl error 3 --device nvidia
+check "ioctl: 5 on infiniband/uverbs0" $CHECK series "$TMP/$io_out.jsonl" $IO ioctl error 5 --device infiniband
+check "ioctl: 7 on /dev/null (other)" $CHECK series "$TMP/$io_out.jsonl" $IO ioctl error 7 --device other
+
+section "busy polling is waiting"
+# ---- busy polling is waiting: a run of EAGAIN calls, one outlier ----------
+# The peer answers 20 ms late; the initiator spins on recv(MSG_DONTWAIT) the
+# while. Each round's wait is one outlier from its first empty call to the
+# call that got the answer, as the merge needs to see an MPI rank's wait:
+# it counts exactly the empty calls the ping-pong made that round.
+# --spin-gap 1s: a TCG guest's vCPUs take turns on one host thread, with
+# other VMs beside it, so a spinner's vCPU stops for tens of ms, unseen by
+# the guest. Half the rounds, at least, must spin 10 ms of the peer's 20.
+start_pp spin -n 20 -b -d 20000 -l "$TMP/spin.log"
+start_trace spin --pid "$PP_PID" --spin-gap 1s
+go spin; pp_wait spin; stop_trace
+check "busy polling: each round's run of EAGAIN calls is one wait of the peer's 20 ms" \
+	$CHECK spins "$TMP/spin.jsonl" "$TMP/spin.log" "$PP_PID" 10000000
 
 section "every call an outlier"
 # ---- every call an outlier: streamed or counted as lost, never silent ------
@@ -473,20 +483,18 @@ t.join()
 THR=$!; PIDS+=($THR)
 exec {thr_fd}>"$TMP/thr.ctl"
 for i in $(seq 100); do grep -qs ready "$TMP/thr.out" && break; sleep 0.05; done
-start_trace thr --comm lclk_pp_proc
-echo go >&$thr_fd; exec {thr_fd}>&-; wait $THR; stop_trace
-check "comm: a renamed thread's $ROUNDS sendto count for its process" \
-	$CHECK series "$TMP/thr.jsonl" $THR sendto data "$ROUNDS" --bytes "$ROUNDS"
 
 # A start is used by the exit of its own call only. The process's recv
 # begins while it is selected and ends after a thread renamed it, and it is
 # named back before a futex wake (a futex call the probe does not time):
 # the recv is one call of ~0.35 s, not one that ends at the wake 1.5 s later.
+# It has the name of the process above, and the same tracer, after it
+# (starting and stopping lclkctl trace takes 12 s in a TCG guest).
 mkfifo "$TMP/stale.ctl"
 python3 -c '
 import ctypes, socket, sys, threading, time
 libc = ctypes.CDLL(None)
-libc.prctl(15, b"lclk_pp_stale", 0, 0, 0)
+libc.prctl(15, b"lclk_pp_proc", 0, 0, 0)
 a, b = socket.socketpair()
 main = threading.get_native_id()
 def renamer():
@@ -501,17 +509,20 @@ t.start()
 b.recv(1)
 t.join()
 time.sleep(1.5)
-libc.prctl(15, b"lclk_pp_stale", 0, 0, 0)
+libc.prctl(15, b"lclk_pp_proc", 0, 0, 0)
 word = ctypes.c_int(0)
 libc.syscall(202, ctypes.byref(word), 1, 1, 0, 0, 0)   # futex(FUTEX_WAKE)
 ' <"$TMP/stale.ctl" >"$TMP/stale.out" &
 STALE=$!; PIDS+=($STALE)
 exec {stale_fd}>"$TMP/stale.ctl"
 for i in $(seq 100); do grep -qs ready "$TMP/stale.out" && break; sleep 0.05; done
-start_trace stale --comm lclk_pp_stale
+start_trace thr --comm lclk_pp_proc
+echo go >&$thr_fd; exec {thr_fd}>&-; wait $THR
 echo go >&$stale_fd; exec {stale_fd}>&-; wait $STALE; stop_trace
+check "comm: a renamed thread's $ROUNDS sendto count for its process" \
+	$CHECK series "$TMP/thr.jsonl" $THR sendto data "$ROUNDS" --bytes "$ROUNDS"
 check "stale start: the recv renamed mid-call is 1 call in (268, 537] ms, not one ending at a later futex" \
-	$CHECK series "$TMP/stale.jsonl" $STALE recvfrom data 1 --low 268435457 --high 536870912
+	$CHECK series "$TMP/thr.jsonl" $STALE recvfrom data 1 --low 268435457 --high 536870912
 
 section "pid namespaces"
 # ---- pid namespaces: a container's processes, and lclkctl in a container ----
@@ -641,8 +652,47 @@ os.wait()
 INTR=$!; PIDS+=($INTR)
 exec {intr_fd}>"$TMP/intr.ctl"
 for i in $(seq 100); do grep -qs ready "$TMP/intr.out" && break; sleep 0.05; done
-start_trace intr --pid $INTR
-echo go >&$intr_fd; exec {intr_fd}>&-; wait $INTR; stop_trace
+
+# A signal handler (SA_RESTART) that makes traced calls, a sendto and a recv,
+# while the recv it interrupted waits to be restarted: the interrupted recv
+# is one call from its first entry to its data, the handler's time
+# included, as long as the program's own CLOCK_MONOTONIC reading around it
+# (less at most half the signal's delay, the reading's slack on a slow
+# guest), not one timed from after the handler.
+SIG_MS=${SIG_DELAY_MS:-200}
+SIGR=""
+if cc -O2 -pthread -o "$TMP/sigr" tests/integration/trace_sigrestart.c 2>"$TMP/cc.err"; then
+	mkfifo "$TMP/sigr.ctl"
+	"$TMP/sigr" "$SIG_MS" <"$TMP/sigr.ctl" >"$TMP/sigr.out" 2>&1 &
+	SIGR=$!; PIDS+=($SIGR)
+	exec {sigr_fd}>"$TMP/sigr.ctl"
+	for i in $(seq 100); do grep -qs ready "$TMP/sigr.out" && break; sleep 0.05; done
+fi
+
+# Both in one cgroup, one tracer (starting and stopping lclkctl trace takes
+# 12 s in a TCG guest), the one after the other, with the signal handler's
+# threshold (the checks of the interrupted calls read no outlier); without
+# cgroup v2, a --pid tracer each.
+CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$CG_ROOT" ]; then
+	CGM="$CG_ROOT/lclk-trace-more-$$"
+	mkdir "$CGM"
+	for p in $INTR $SIGR; do echo "$p" >"$CGM/cgroup.procs"; done
+	start_trace intr --cgroup "$CGM" --threshold $((SIG_MS / 4))ms
+	sigr_out=intr
+else
+	start_trace intr --pid $INTR
+	sigr_out=sigr
+fi
+echo go >&$intr_fd; exec {intr_fd}>&-; wait $INTR
+if [ -n "$SIGR" ]; then
+	if [ -z "$CG_ROOT" ]; then
+		stop_trace
+		start_trace sigr --pid $SIGR --threshold $((SIG_MS / 4))ms
+	fi
+	echo go >&"$sigr_fd"; exec {sigr_fd}>&-; wait "$SIGR"
+fi
+stop_trace
 # One call from before the first stop to the data at 1.5 s: over 1.07 s.
 check "interrupted: a restarted recv is 1 call of (1.07, 4.3] s" \
 	$CHECK series "$TMP/intr.jsonl" $INTR recvfrom data 1 --low 1073741825 --high 4294967296
@@ -655,32 +705,18 @@ check "interrupted: an epoll_wait ended by a handled signal is intr" \
 check "interrupted: futex EAGAIN (word changed) is zero, not busy polling" \
 	$CHECK series "$TMP/intr.jsonl" $INTR futex_wait zero 5
 
-# A signal handler (SA_RESTART) that makes traced calls, a sendto and a recv,
-# while the recv it interrupted waits to be restarted: the interrupted recv
-# is one call from its first entry to its data, the handler's time
-# included, as long as the program's own CLOCK_MONOTONIC reading around it
-# (less at most half the signal's delay, the reading's slack on a slow
-# guest), not one timed from after the handler.
-SIG_MS=${SIG_DELAY_MS:-200}
-if cc -O2 -pthread -o "$TMP/sigr" tests/integration/trace_sigrestart.c 2>"$TMP/cc.err"; then
-	mkfifo "$TMP/sigr.ctl"
-	"$TMP/sigr" "$SIG_MS" <"$TMP/sigr.ctl" >"$TMP/sigr.out" 2>&1 &
-	SIGR=$!; PIDS+=($SIGR)
-	exec {sigr_fd}>"$TMP/sigr.ctl"
-	for i in $(seq 100); do grep -qs ready "$TMP/sigr.out" && break; sleep 0.05; done
-	start_trace sigr --pid $SIGR --threshold $((SIG_MS / 4))ms
-	echo go >&$sigr_fd; exec {sigr_fd}>&-; wait $SIGR; stop_trace
+if [ -n "$SIGR" ]; then
 	recv_ns=$(sed -n 's/^recv_ns //p' "$TMP/sigr.out")
 	check "signal handler: ran once, during the recv ($(grep -h handler_ran "$TMP/sigr.out"))" \
 		grep -q '^handler_ran 1$' "$TMP/sigr.out"
 	check "signal handler: the restarted recv is one call as long as the program saw (${recv_ns:-?} ns)" \
-		$CHECK longest "$TMP/sigr.jsonl" $SIGR recvfrom $((${recv_ns:-0} - SIG_MS * 500000)) "${recv_ns:-0}"
+		$CHECK longest "$TMP/$sigr_out.jsonl" $SIGR recvfrom $((${recv_ns:-0} - SIG_MS * 500000)) "${recv_ns:-0}"
 	check "signal handler: the handler's recv and the restarted one, 2 recvfrom" \
-		$CHECK series "$TMP/sigr.jsonl" $SIGR recvfrom data 2
+		$CHECK series "$TMP/$sigr_out.jsonl" $SIGR recvfrom data 2
 	check "signal handler: the handler's sendto counted" \
-		$CHECK series "$TMP/sigr.jsonl" $SIGR sendto data 1
+		$CHECK series "$TMP/$sigr_out.jsonl" $SIGR sendto data 1
 	check "signal handler: the interruption is no call of its own" \
-		$CHECK absent "$TMP/sigr.jsonl" $SIGR recvfrom error
+		$CHECK absent "$TMP/$sigr_out.jsonl" $SIGR recvfrom error
 else
 	echo "ok $((n += 1)) # SKIP no compiler: $(head -1 "$TMP/cc.err")"
 fi
