@@ -233,27 +233,28 @@ vm_result() {
 	return "$(cat "$logs/$1.rc")"
 }
 
-# vm_seconds NAME: what VM job NAME took, in seconds, on a 2-core machine
-# with another VM beside it (make check of checktime, tests/guest/run.sh's
-# "# time:" lines and the "finished in" ones); a job not measured, by its
-# kind. Only the order of the jobs comes from these.
+# vm_seconds NAME: about what VM job NAME takes, in seconds, on a 2-core
+# machine with another VM beside it: make check of b087188 (the jobs'
+# "finished in" lines), less what branch checktime measured it saved in
+# each kernel's tests (tests/guest/run.sh's "# time:" lines); a job not
+# listed, by its kind. Only the order of the jobs comes from these.
 vm_seconds() {
 	case $1 in
-	vm-6.1-lclkctl) echo 1295 ;;
-	vm-5.10) echo 668 ;;
-	vm-6.1) echo 859 ;;
-	vm-6.12) echo 791 ;;
-	vm-7.2) echo 710 ;;
+	vm-6.1-lclkctl) echo 1230 ;;
+	vm-6.1) echo 680 ;;
+	vm-5.10) echo 640 ;;
+	vm-6.12) echo 610 ;;
+	vm-7.2) echo 530 ;;
+	vm-6.12-cluster) echo 375 ;;
 	vm-debug) echo 227 ;;
-	vm-6.12-cluster) echo 396 ;;
-	vm-5.10-cluster) echo 68 ;;
 	vm-6.1-counters) echo 90 ;;
 	vm-debug-lclk_suspend) echo 31 ;;
+	vm-5.10-cluster) echo 25 ;;
 	vm-*-lclk_suspend) echo 13 ;;
-	vm-*-lclkctl) echo 1300 ;;
-	vm-*-cluster) echo 400 ;;
+	vm-*-lclkctl) echo 1230 ;;
+	vm-*-cluster) echo 375 ;;
 	vm-*-counters) echo 90 ;;
-	*) echo 750 ;;
+	*) echo 650 ;;
 	esac
 }
 
@@ -283,13 +284,15 @@ suite_vm() {
 		picked=$(printf '%s\n' build/tests/guest/*)
 	fi
 	ram_tests=$(grep -E "$ram_root_tests" <<<"$picked" | tr '\n' ' ')
-	# The longest VMs first, so that the short ones fill in at the end: the
-	# lclkctl-level one (about 22 min under TCG), the kernel-level ones (11
-	# to 14), the other kernels' cluster jobs (1 to 7), the debug kernel's
-	# module-only one (4), the per-CPU counters' -icount one (1.5), the
-	# suspend ones (under 1). With the debug job
-	# before the cluster ones, one lane sat idle for 5 minutes at the end
-	# (make check of 51d14a0). The debug kernel's full suite runs everything.
+	# The jobs by kind: the lclkctl-level one (about 20 min under TCG), the
+	# kernel-level ones (9 to 11), the other kernels' cluster jobs (under
+	# 1 to 6), the debug kernel's module-only one (4), the per-CPU
+	# counters' -icount one (1.5), the suspend ones (under 1); they start
+	# longest first (vm_order), so that the short ones fill in at the end.
+	# With the debug job before the cluster ones, one lane sat idle for 5
+	# minutes at the end (make check of 51d14a0), and in kind order the
+	# lanes of b087188's ended 330 s apart. The debug kernel's full suite
+	# runs everything.
 	for k in "${kernels_[@]}"; do
 		[ -z "${LCLK_GUEST_TESTS:-}" ] && ! debug_module_only "$k" &&
 			{ [ "$k" = "$abi" ] || [ "$k" = debug ]; } &&
