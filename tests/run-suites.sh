@@ -11,7 +11,8 @@
 #   selftest     tests/vm/selftest.sh        (the test bed catches failures)
 #   demo         tests/vm/demo.sh            ("make demo" runs and shows a synced clock)
 # Usage: tests/run-suites.sh [SUITE...]   (default: all, in that order)
-# LCLK_VM_PLAN=1: the vm suite lists its VMs and their tests, boots none.
+# LCLK_VM_PLAN=1: the vm suite lists its VMs (in the order they start, with
+# the seconds each is expected to take) and their tests, boots none.
 # The last line is "N passed, N failed, N skipped" (skipped: skips, and
 # known shortfalls, TAP's "not ok ... # TODO"); the exit status is non-zero
 # when anything failed.
@@ -232,6 +233,43 @@ vm_result() {
 	return "$(cat "$logs/$1.rc")"
 }
 
+# vm_seconds NAME: about what VM job NAME takes, in seconds, on a 2-core
+# machine with another VM beside it: make check of b087188 (the jobs'
+# "finished in" lines), less what branch checktime measured it saved in
+# each kernel's tests (tests/guest/run.sh's "# time:" lines); a job not
+# listed, by its kind. Only the order of the jobs comes from these.
+vm_seconds() {
+	case $1 in
+	vm-6.1-lclkctl) echo 1230 ;;
+	vm-6.1) echo 680 ;;
+	vm-5.10) echo 640 ;;
+	vm-6.12) echo 610 ;;
+	vm-7.2) echo 530 ;;
+	vm-6.12-cluster) echo 375 ;;
+	vm-debug) echo 227 ;;
+	vm-6.1-counters) echo 90 ;;
+	vm-debug-lclk_suspend) echo 31 ;;
+	vm-5.10-cluster) echo 25 ;;
+	vm-*-lclk_suspend) echo 13 ;;
+	vm-*-lclkctl) echo 1230 ;;
+	vm-*-cluster) echo 375 ;;
+	vm-*-counters) echo 90 ;;
+	*) echo 650 ;;
+	esac
+}
+
+# vm_order NAME...: the indexes of the jobs NAMEs, longest first (ties in
+# the given order): each lane takes the next job when it is free, so the
+# long ones cannot be left for the end, when one lane would run alone
+# (Graham's longest-processing-time rule).
+vm_order() {
+	local i=0 name
+	for name in "$@"; do
+		echo "$(vm_seconds "$name") $i"
+		i=$((i + 1))
+	done | sort -k1,1nr -k2,2n | cut -d' ' -f2
+}
+
 suite_vm() {
 	local k t kernels_=() lclkctl_tests cluster_tests abi picked ram_tests chosen= names=()
 	local kernels=() skips=() tests=() ram=() icount=() i skip
@@ -246,13 +284,15 @@ suite_vm() {
 		picked=$(printf '%s\n' build/tests/guest/*)
 	fi
 	ram_tests=$(grep -E "$ram_root_tests" <<<"$picked" | tr '\n' ' ')
-	# The longest VMs first, so that the short ones fill in at the end: the
-	# lclkctl-level one (about 22 min under TCG), the kernel-level ones (11
-	# to 14), the other kernels' cluster jobs (1 to 7), the debug kernel's
-	# module-only one (4), the per-CPU counters' -icount one (1.5), the
-	# suspend ones (under 1). With the debug job
-	# before the cluster ones, one lane sat idle for 5 minutes at the end
-	# (make check of 51d14a0). The debug kernel's full suite runs everything.
+	# The jobs by kind: the lclkctl-level one (about 20 min under TCG), the
+	# kernel-level ones (9 to 11), the other kernels' cluster jobs (under
+	# 1 to 6), the debug kernel's module-only one (4), the per-CPU
+	# counters' -icount one (1.5), the suspend ones (under 1); they start
+	# longest first (vm_order), so that the short ones fill in at the end.
+	# With the debug job before the cluster ones, one lane sat idle for 5
+	# minutes at the end (make check of 51d14a0), and in kind order the
+	# lanes of b087188's ended 330 s apart. The debug kernel's full suite
+	# runs everything.
 	for k in "${kernels_[@]}"; do
 		[ -z "${LCLK_GUEST_TESTS:-}" ] && ! debug_module_only "$k" &&
 			{ [ "$k" = "$abi" ] || [ "$k" = debug ]; } &&
@@ -292,12 +332,12 @@ suite_vm() {
 		done
 	done
 	if [ -n "${LCLK_VM_PLAN:-}" ]; then
-		for i in "${!names[@]}"; do
-			echo "# plan: ${names[$i]} ${kernels[$i]} $(vm_tests "${skips[$i]}" "${tests[$i]}" "${ram[$i]}")"
+		for i in $(vm_order "${names[@]}"); do
+			echo "# plan: ${names[$i]} ${kernels[$i]} ~$(vm_seconds "${names[$i]}") s: $(vm_tests "${skips[$i]}" "${tests[$i]}" "${ram[$i]}")"
 		done
 		return
 	fi
-	for i in "${!names[@]}"; do
+	for i in $(vm_order "${names[@]}"); do
 		while [ "$(jobs -rp | wc -l)" -ge "${LCLK_VM_JOBS:-$(nproc)}" ]; do
 			wait -n
 		done
@@ -342,9 +382,15 @@ suite_demo() {
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit fuzz integration vm deb selftest demo)
+# Each suite's elapsed seconds, shown above the last line: CI keeps only
+# the tail, and the time budget of make check is read from it.
+timing=()
 for s in "${suites[@]}"; do
 	case $s in
-	unit|fuzz|integration|vm|deb|selftest|demo) "suite_$s" ;;
+	unit|fuzz|integration|vm|deb|selftest|demo)
+		t0=$SECONDS
+		"suite_$s"
+		timing+=("$(printf '# %-12s %5d s' "$s" $((SECONDS - t0)))") ;;
 	*) echo "run-suites: unknown suite '$s'" >&2; exit 2 ;;
 	esac
 done
@@ -353,5 +399,8 @@ if [ -s "$failures" ]; then
 	echo "# ---- failures (logs in $logs)"
 	sed 's/^/# /' "$failures"
 fi
+echo "# ---- time per suite"
+printf '%s\n' "${timing[@]}"
+printf '# %-12s %5d s\n' total "$SECONDS"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

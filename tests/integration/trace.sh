@@ -31,21 +31,59 @@ k=0; while [ $((1 << k)) -lt $((DELAY_US * 1000)) ]; do k=$((k + 1)); done
 LOW=$(((1 << (k - 1)) + 1)) HIGH=$((1 << k))
 
 TMP=$(mktemp -d /tmp/lclk-trace-test.XXXXXX)
-CG=""
+CG="" CGM=""
 PIDS=()
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	[ -n "$CG" ] && [ -d "$CG" ] && rmdir "$CG"
+	[ -n "$CGM" ] && [ -d "$CGM" ] && rmdir "$CGM"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+
+# One trace_check.py answers all the checks (its "serve"): a python start
+# takes 0.7 s in a TCG guest, and a run makes 20 to 30 checks. The checks
+# are the same; where the server is gone, each runs alone as before.
+CHECK_PY=$CHECK
+mkfifo "$TMP/check.in" "$TMP/check.out"
+python3 "$CHECK_PY" serve <"$TMP/check.in" >"$TMP/check.out" 2>&1 &
+CHECK_SERVER=$!
+PIDS+=("$CHECK_SERVER")
+exec {check_w}>"$TMP/check.in" {check_r}<"$TMP/check.out"
+trace_check() {
+	local line rc=""
+	if ! kill -0 "$CHECK_SERVER" 2>/dev/null; then
+		"$CHECK_PY" "$@"
+		return
+	fi
+	(IFS=$'\t'; printf '%s\n' "$*") >&"$check_w"
+	while IFS= read -r -u "$check_r" line; do
+		case $line in "@@trace_check@@ "*) rc=${line#* }; break ;; esac
+		printf '%s\n' "$line"
+	done
+	[ -n "$rc" ] || { echo "trace_check.py serve: no answer to $*"; return 2; }
+	return "$rc"
+}
+CHECK=trace_check
 
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $1"; }
 check() { local name=$1; shift; if "$@" >"$TMP/why" 2>&1; then ok "$name"; else not_ok "$name"; sed 's/^/# /' "$TMP/why"; fi; }
+
+# Where the time goes (a slow guest's budget): "# time: SECTION N.N s" as
+# each section ends, and in the end the share spent starting and stopping
+# lclkctl trace (loading and attaching its programs, detaching them).
+now_ms() { local up; read -r up _ </proc/uptime; echo $((${up%.*} * 1000 + 10#${up#*.} * 10)); }
+SECTION="" SECTION_MS=$(now_ms) TRACER_MS=0 TRACERS=0
+section() {
+	local t
+	t=$(now_ms)
+	[ -z "$SECTION" ] || printf '# time: %s %d.%d s\n' "$SECTION" $(((t - SECTION_MS) / 1000)) $(((t - SECTION_MS) % 1000 / 100))
+	SECTION=$1 SECTION_MS=$t
+}
 
 # start_pp NAME ARGS...: a ping-pong waiting for "go" on its fifo; sets
 # PP_PID, PP_PEER. go NAME starts it, pp_wait NAME waits for it to finish.
@@ -96,13 +134,14 @@ pp_wait() {
 
 # start_trace NAME ARGS...: lclkctl trace --json -v in the background, attached.
 start_trace() {
-	local name=$1 i; shift
+	local name=$1 i t0; shift
+	t0=$(now_ms) TRACERS=$((TRACERS + 1))
 	TRACE_ERR=$TMP/$name.err
 	"$LCLKCTL" trace --attach "$TRACE_ATTACH" --json -v "$@" >"$TMP/$name.jsonl" 2>"$TRACE_ERR" &
 	TRACE_PID=$!
 	PIDS+=($TRACE_PID)
 	for i in $(seq 1200); do
-		grep -qs '^Tracing' "$TMP/$name.err" && return 0
+		grep -qs '^Tracing' "$TMP/$name.err" && { TRACER_MS=$((TRACER_MS + $(now_ms) - t0)); return 0; }
 		kill -0 $TRACE_PID 2>/dev/null || break
 		sleep 0.05
 	done
@@ -113,7 +152,8 @@ start_trace() {
 # if not, where it is stuck, then SIGKILL (a hang fails here, not at the
 # suite's timeout, which shows nothing).
 stop_trace() {
-	local i
+	local i t0
+	t0=$(now_ms)
 	kill -TERM "$TRACE_PID"
 	for i in $(seq $((${STOP_WAIT_S:-60} * 20))); do
 		kill -0 "$TRACE_PID" 2>/dev/null || break
@@ -129,6 +169,7 @@ stop_trace() {
 		return 1
 	fi
 	wait "$TRACE_PID"
+	TRACER_MS=$((TRACER_MS + $(now_ms) - t0))
 }
 
 echo "TAP version 13"
@@ -137,6 +178,7 @@ echo "# attach: $TRACE_ATTACH"
 # ==== TRACE_PARTS "core": the filters, outputs and accounting ====
 if part core; then
 
+section "bad input"
 # ---- bad input --------------------------------------------------------------
 expect_exit() {
 	local want=$1 pattern=$2 rc; shift 2
@@ -163,6 +205,7 @@ check "a program the kernel rejects: exit 1, no fallback" \
 	env LD_PRELOAD="$SHIM" LCLK_FAIL_BPF_PROG=sys_enter_btf,tp_sys_enter,fentry_recvfrom \
 	"$LCLKCTL" trace --duration 1s
 
+section "--pid"
 # ---- --pid: exact counts and buckets ---------------------------------------
 start_pp pid -n "$ROUNDS" -d $DELAY_US -l "$TMP/pid.log"
 start_trace pid --pid "$PP_PID" --threshold $((DELAY_US / 2))us --prom-out "$TMP/pid.prom" \
@@ -199,6 +242,7 @@ check "perfetto: one thread track, a slice per outlier" \
 check "perfetto: Perfetto's schema reads it (protoc --decode, tests/perfetto/check_trace.py)" \
 	python3 tests/perfetto/check_trace.py "$TMP/pid.pftrace"
 
+section "--comm"
 # ---- --comm: both processes of one ping-pong, not the others: a name that ---
 # differs in its last character, one that extends it (the probe compares
 # names a word at a time, up to the NUL)
@@ -222,51 +266,25 @@ go cl; go cm; pp_wait cl; pp_wait cm; stop_trace
 check "comm: a 15-character name, exactly its two processes" \
 	$CHECK pids "$TMP/comm15.jsonl" "$L" "$L_PEER"
 
-# ---- --cgroup ---------------------------------------------------------------
+section "--cgroup, busy polling, ioctl devices"
+# ---- --cgroup, and in it busy polling and ioctl devices ---------------------
+# One tracer on a cgroup serves the three, one after the other (starting
+# and stopping lclkctl trace takes 12 s in a TCG guest): the cgroup's
+# ping-pong and one outside it, then the busy ping-pong and the ioctls, in
+# the cgroup too. Without cgroup v2, each of the last two has a --pid tracer.
 CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ -z "$CG_ROOT" ]; then
-	echo "ok $((n += 1)) # SKIP no cgroup v2 mounted"
-else
-	CG="$CG_ROOT/lclk-trace-test-$$"
-	mkdir "$CG"
+if [ -n "$CG_ROOT" ]; then
 	start_pp cg -n "$ROUNDS"
-	echo "$PP_PID" >"$CG/cgroup.procs"; echo "$PP_PEER" >"$CG/cgroup.procs"
 	CG_PID=$PP_PID CG_PEER=$PP_PEER
 	start_pp cgo -n "$ROUNDS"
-	start_trace cg --cgroup "$CG"
-	go cg; go cgo; pp_wait cg; pp_wait cgo; stop_trace
-	check "cgroup: exactly the two processes in it" $CHECK pids "$TMP/cg.jsonl" "$CG_PID" "$CG_PEER"
-	check "cgroup: peer $ROUNDS sendto" $CHECK series "$TMP/cg.jsonl" "$CG_PEER" sendto data "$ROUNDS"
 fi
-
-# ---- busy polling: EAGAIN calls counted exactly ----------------------------
-# BUSY_ROUNDS (default ROUNDS), or as many as BUSY_LIMIT_S (default 60)
-# allow: two spinners on a single-threaded TCG guest meet once per vCPU time
-# slice, a round takes a second there, several with another VM beside it.
+# busy polling: EAGAIN calls counted exactly. BUSY_ROUNDS (default ROUNDS),
+# or as many as BUSY_LIMIT_S (default 60) allow: two spinners on a
+# single-threaded TCG guest meet once per vCPU time slice, a round takes a
+# second there, several with another VM beside it.
 start_pp busy -n "${BUSY_ROUNDS:-$ROUNDS}" -b -t $((${BUSY_LIMIT_S:-60} * 1000))
-start_trace busy --pid "$PP_PID"
-go busy; PP_WAIT_S=$((${BUSY_LIMIT_S:-60} + 120)) pp_wait busy; stop_trace
-read -r _ busy calls _ _ <<<"$(grep '^done' "$TMP/busy.out")"
-check "busy: $busy rounds, at least one" test "${busy:-0}" -gt 0
-check "busy: $busy recvfrom with data" $CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom data "$busy"
-check "busy: the other $((calls - 2 * busy)) recvfrom are EAGAIN" \
-	$CHECK series "$TMP/busy.jsonl" "$PP_PID" recvfrom eagain $((calls - 2 * busy)) --bytes 0
-
-# ---- busy polling is waiting: a run of EAGAIN calls, one outlier ----------
-# The peer answers 20 ms late; the initiator spins on recv(MSG_DONTWAIT) the
-# while. Each round's wait is one outlier from its first empty call to the
-# call that got the answer, as the merge needs to see an MPI rank's wait:
-# it counts exactly the empty calls the ping-pong made that round.
-# --spin-gap 1s: a TCG guest's vCPUs take turns on one host thread, with
-# other VMs beside it, so a spinner's vCPU stops for tens of ms, unseen by
-# the guest. Half the rounds, at least, must spin 10 ms of the peer's 20.
-start_pp spin -n 20 -b -d 20000 -l "$TMP/spin.log"
-start_trace spin --pid "$PP_PID" --spin-gap 1s
-go spin; pp_wait spin; stop_trace
-check "busy polling: each round's run of EAGAIN calls is one wait of the peer's 20 ms" \
-	$CHECK spins "$TMP/spin.jsonl" "$TMP/spin.log" "$PP_PID" 10000000
-
-# ---- ioctl devices, by file name --------------------------------------------
+BUSY_PID=$PP_PID BUSY_PEER=$PP_PEER
+# ioctl devices, by file name
 mkdir -p "$TMP/dev/infiniband"
 mknod "$TMP/dev/nvidia0" c 1 3 && mknod "$TMP/dev/infiniband/uverbs0" c 1 3
 mkfifo "$TMP/io.ctl"
@@ -285,12 +303,52 @@ for fd, k in zip(fds, (3, 5, 7)):
 IO=$!; PIDS+=($IO)
 exec {io_fd}>"$TMP/io.ctl"
 for i in $(seq 100); do grep -qs ready "$TMP/io.out" && break; sleep 0.05; done
-start_trace io --pid $IO
-echo go >&$io_fd; exec {io_fd}>&-; wait $IO; stop_trace
-check "ioctl: 3 on nvidia0" $CHECK series "$TMP/io.jsonl" $IO ioctl error 3 --device nvidia
-check "ioctl: 5 on infiniband/uverbs0" $CHECK series "$TMP/io.jsonl" $IO ioctl error 5 --device infiniband
-check "ioctl: 7 on /dev/null (other)" $CHECK series "$TMP/io.jsonl" $IO ioctl error 7 --device other
 
+if [ -z "$CG_ROOT" ]; then
+	echo "ok $((n += 1)) # SKIP no cgroup v2 mounted"
+	busy_out=busy io_out=io
+	start_trace busy --pid "$BUSY_PID"
+else
+	CG="$CG_ROOT/lclk-trace-test-$$"
+	mkdir "$CG"
+	for p in "$CG_PID" "$CG_PEER" "$BUSY_PID" "$BUSY_PEER" "$IO"; do echo "$p" >"$CG/cgroup.procs"; done
+	busy_out=cg io_out=cg
+	start_trace cg --cgroup "$CG"
+	go cg; go cgo; pp_wait cg; pp_wait cgo
+fi
+go busy; PP_WAIT_S=$((${BUSY_LIMIT_S:-60} + 120)) pp_wait busy
+[ -n "$CG_ROOT" ] || { stop_trace; start_trace io --pid $IO; }
+echo go >&$io_fd; exec {io_fd}>&-; wait $IO; stop_trace
+if [ -n "$CG_ROOT" ]; then
+	check "cgroup: exactly the five processes in it (two ping-pongs, the ioctls)" \
+		$CHECK pids "$TMP/cg.jsonl" "$CG_PID" "$CG_PEER" "$BUSY_PID" "$BUSY_PEER" "$IO"
+	check "cgroup: peer $ROUNDS sendto" $CHECK series "$TMP/cg.jsonl" "$CG_PEER" sendto data "$ROUNDS"
+fi
+read -r _ busy calls _ _ <<<"$(grep '^done' "$TMP/busy.out")"
+check "busy: $busy rounds, at least one" test "${busy:-0}" -gt 0
+check "busy: $busy recvfrom with data" $CHECK series "$TMP/$busy_out.jsonl" "$BUSY_PID" recvfrom data "$busy"
+check "busy: the other $((calls - 2 * busy)) recvfrom are EAGAIN" \
+	$CHECK series "$TMP/$busy_out.jsonl" "$BUSY_PID" recvfrom eagain $((calls - 2 * busy)) --bytes 0
+check "ioctl: 3 on nvidia0" $CHECK series "$TMP/$io_out.jsonl" $IO ioctl error 3 --device nvidia
+check "ioctl: 5 on infiniband/uverbs0" $CHECK series "$TMP/$io_out.jsonl" $IO ioctl error 5 --device infiniband
+check "ioctl: 7 on /dev/null (other)" $CHECK series "$TMP/$io_out.jsonl" $IO ioctl error 7 --device other
+
+section "busy polling is waiting"
+# ---- busy polling is waiting: a run of EAGAIN calls, one outlier ----------
+# The peer answers 20 ms late; the initiator spins on recv(MSG_DONTWAIT) the
+# while. Each round's wait is one outlier from its first empty call to the
+# call that got the answer, as the merge needs to see an MPI rank's wait:
+# it counts exactly the empty calls the ping-pong made that round.
+# --spin-gap 1s: a TCG guest's vCPUs take turns on one host thread, with
+# other VMs beside it, so a spinner's vCPU stops for tens of ms, unseen by
+# the guest. Half the rounds, at least, must spin 10 ms of the peer's 20.
+start_pp spin -n 20 -b -d 20000 -l "$TMP/spin.log"
+start_trace spin --pid "$PP_PID" --spin-gap 1s
+go spin; pp_wait spin; stop_trace
+check "busy polling: each round's run of EAGAIN calls is one wait of the peer's 20 ms" \
+	$CHECK spins "$TMP/spin.jsonl" "$TMP/spin.log" "$PP_PID" 10000000
+
+section "every call an outlier"
 # ---- every call an outlier: streamed or counted as lost, never silent ------
 # Many calls, not a number of rounds: at most 10 s of them (busy spinners in a
 # single-threaded TCG guest make a round a second, 3000 would take an hour).
@@ -299,6 +357,7 @@ start_trace all --pid "$PP_PID" --threshold 1ns
 go all; pp_wait all; stop_trace
 check "threshold 1ns: outliers + lost events = calls" $CHECK invariant "$TMP/all.jsonl"
 
+section "a reader that stalls"
 # ---- a reader that stalls: the ring buffer fills, and what it cannot take -
 # is counted. The tracer is stopped while the initiator makes 2 x 10000
 # calls, each an outlier: the 1 MiB ring holds 10922 records of 96 bytes
@@ -327,6 +386,7 @@ atomic_adds() {
 	done
 }
 
+section "per-CPU counters"
 # ---- per-CPU counters: exact under contention --------------------------------
 # HAMMER_THREADS threads (default 8, 4 per CPU here) make HAMMER_CALLS sendto
 # and recvfrom each at once: the histogram's calls and bytes are exactly the
@@ -400,6 +460,7 @@ fi
 # ==== TRACE_PARTS "more": threads, containers, exits, interruptions, ia32 ====
 if part more; then
 
+section "threads"
 # A process's name, not its threads': a thread that renamed itself (as
 # NCCL's and PyTorch's do) still belongs to the process --comm selects.
 mkfifo "$TMP/thr.ctl"
@@ -422,20 +483,18 @@ t.join()
 THR=$!; PIDS+=($THR)
 exec {thr_fd}>"$TMP/thr.ctl"
 for i in $(seq 100); do grep -qs ready "$TMP/thr.out" && break; sleep 0.05; done
-start_trace thr --comm lclk_pp_proc
-echo go >&$thr_fd; exec {thr_fd}>&-; wait $THR; stop_trace
-check "comm: a renamed thread's $ROUNDS sendto count for its process" \
-	$CHECK series "$TMP/thr.jsonl" $THR sendto data "$ROUNDS" --bytes "$ROUNDS"
 
 # A start is used by the exit of its own call only. The process's recv
 # begins while it is selected and ends after a thread renamed it, and it is
 # named back before a futex wake (a futex call the probe does not time):
 # the recv is one call of ~0.35 s, not one that ends at the wake 1.5 s later.
+# It has the name of the process above, and the same tracer, after it
+# (starting and stopping lclkctl trace takes 12 s in a TCG guest).
 mkfifo "$TMP/stale.ctl"
 python3 -c '
 import ctypes, socket, sys, threading, time
 libc = ctypes.CDLL(None)
-libc.prctl(15, b"lclk_pp_stale", 0, 0, 0)
+libc.prctl(15, b"lclk_pp_proc", 0, 0, 0)
 a, b = socket.socketpair()
 main = threading.get_native_id()
 def renamer():
@@ -450,18 +509,22 @@ t.start()
 b.recv(1)
 t.join()
 time.sleep(1.5)
-libc.prctl(15, b"lclk_pp_stale", 0, 0, 0)
+libc.prctl(15, b"lclk_pp_proc", 0, 0, 0)
 word = ctypes.c_int(0)
 libc.syscall(202, ctypes.byref(word), 1, 1, 0, 0, 0)   # futex(FUTEX_WAKE)
 ' <"$TMP/stale.ctl" >"$TMP/stale.out" &
 STALE=$!; PIDS+=($STALE)
 exec {stale_fd}>"$TMP/stale.ctl"
 for i in $(seq 100); do grep -qs ready "$TMP/stale.out" && break; sleep 0.05; done
-start_trace stale --comm lclk_pp_stale
+start_trace thr --comm lclk_pp_proc
+echo go >&$thr_fd; exec {thr_fd}>&-; wait $THR
 echo go >&$stale_fd; exec {stale_fd}>&-; wait $STALE; stop_trace
+check "comm: a renamed thread's $ROUNDS sendto count for its process" \
+	$CHECK series "$TMP/thr.jsonl" $THR sendto data "$ROUNDS" --bytes "$ROUNDS"
 check "stale start: the recv renamed mid-call is 1 call in (268, 537] ms, not one ending at a later futex" \
-	$CHECK series "$TMP/stale.jsonl" $STALE recvfrom data 1 --low 268435457 --high 536870912
+	$CHECK series "$TMP/thr.jsonl" $STALE recvfrom data 1 --low 268435457 --high 536870912
 
+section "pid namespaces"
 # ---- pid namespaces: a container's processes, and lclkctl in a container ----
 # A ping-pong in its own pid namespace, traced from here: pids as seen here.
 mkfifo "$TMP/nsp.ctl"
@@ -503,6 +566,7 @@ for filter in pid comm; do
 	fi
 done
 
+section "processes that exit"
 # ---- processes that exit ------------------------------------------------------
 # Their series leave the kernel's map (which would fill up and cost per-CPU
 # memory forever) and stay in the counts: 20 one-round ping-pongs, 40
@@ -528,6 +592,7 @@ check "exited processes: their 40 sendto still counted" awk '
 	/^lclk_trace_syscall_duration_seconds_count/ && /syscall="sendto"/ { n += $2 }
 	END { if (n != 40) { print "sendto count " n; exit 1 } }' "$TMP/reap.prom"
 
+section "interrupted calls"
 # ---- interrupted calls ---------------------------------------------------------
 # A recv and a futex wait with a timeout, each stopped and continued twice
 # (no handler: the kernel restarts the recv, and continues the futex wait
@@ -587,8 +652,47 @@ os.wait()
 INTR=$!; PIDS+=($INTR)
 exec {intr_fd}>"$TMP/intr.ctl"
 for i in $(seq 100); do grep -qs ready "$TMP/intr.out" && break; sleep 0.05; done
-start_trace intr --pid $INTR
-echo go >&$intr_fd; exec {intr_fd}>&-; wait $INTR; stop_trace
+
+# A signal handler (SA_RESTART) that makes traced calls, a sendto and a recv,
+# while the recv it interrupted waits to be restarted: the interrupted recv
+# is one call from its first entry to its data, the handler's time
+# included, as long as the program's own CLOCK_MONOTONIC reading around it
+# (less at most half the signal's delay, the reading's slack on a slow
+# guest), not one timed from after the handler.
+SIG_MS=${SIG_DELAY_MS:-200}
+SIGR=""
+if cc -O2 -pthread -o "$TMP/sigr" tests/integration/trace_sigrestart.c 2>"$TMP/cc.err"; then
+	mkfifo "$TMP/sigr.ctl"
+	"$TMP/sigr" "$SIG_MS" <"$TMP/sigr.ctl" >"$TMP/sigr.out" 2>&1 &
+	SIGR=$!; PIDS+=($SIGR)
+	exec {sigr_fd}>"$TMP/sigr.ctl"
+	for i in $(seq 100); do grep -qs ready "$TMP/sigr.out" && break; sleep 0.05; done
+fi
+
+# Both in one cgroup, one tracer (starting and stopping lclkctl trace takes
+# 12 s in a TCG guest), the one after the other, with the signal handler's
+# threshold (the checks of the interrupted calls read no outlier); without
+# cgroup v2, a --pid tracer each.
+CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$CG_ROOT" ]; then
+	CGM="$CG_ROOT/lclk-trace-more-$$"
+	mkdir "$CGM"
+	for p in $INTR $SIGR; do echo "$p" >"$CGM/cgroup.procs"; done
+	start_trace intr --cgroup "$CGM" --threshold $((SIG_MS / 4))ms
+	sigr_out=intr
+else
+	start_trace intr --pid $INTR
+	sigr_out=sigr
+fi
+echo go >&$intr_fd; exec {intr_fd}>&-; wait $INTR
+if [ -n "$SIGR" ]; then
+	if [ -z "$CG_ROOT" ]; then
+		stop_trace
+		start_trace sigr --pid $SIGR --threshold $((SIG_MS / 4))ms
+	fi
+	echo go >&"$sigr_fd"; exec {sigr_fd}>&-; wait "$SIGR"
+fi
+stop_trace
 # One call from before the first stop to the data at 1.5 s: over 1.07 s.
 check "interrupted: a restarted recv is 1 call of (1.07, 4.3] s" \
 	$CHECK series "$TMP/intr.jsonl" $INTR recvfrom data 1 --low 1073741825 --high 4294967296
@@ -601,36 +705,23 @@ check "interrupted: an epoll_wait ended by a handled signal is intr" \
 check "interrupted: futex EAGAIN (word changed) is zero, not busy polling" \
 	$CHECK series "$TMP/intr.jsonl" $INTR futex_wait zero 5
 
-# A signal handler (SA_RESTART) that makes traced calls, a sendto and a recv,
-# while the recv it interrupted waits to be restarted: the interrupted recv
-# is one call from its first entry to its data, the handler's time
-# included, as long as the program's own CLOCK_MONOTONIC reading around it
-# (less at most half the signal's delay, the reading's slack on a slow
-# guest), not one timed from after the handler.
-SIG_MS=${SIG_DELAY_MS:-200}
-if cc -O2 -pthread -o "$TMP/sigr" tests/integration/trace_sigrestart.c 2>"$TMP/cc.err"; then
-	mkfifo "$TMP/sigr.ctl"
-	"$TMP/sigr" "$SIG_MS" <"$TMP/sigr.ctl" >"$TMP/sigr.out" 2>&1 &
-	SIGR=$!; PIDS+=($SIGR)
-	exec {sigr_fd}>"$TMP/sigr.ctl"
-	for i in $(seq 100); do grep -qs ready "$TMP/sigr.out" && break; sleep 0.05; done
-	start_trace sigr --pid $SIGR --threshold $((SIG_MS / 4))ms
-	echo go >&$sigr_fd; exec {sigr_fd}>&-; wait $SIGR; stop_trace
+if [ -n "$SIGR" ]; then
 	recv_ns=$(sed -n 's/^recv_ns //p' "$TMP/sigr.out")
 	check "signal handler: ran once, during the recv ($(grep -h handler_ran "$TMP/sigr.out"))" \
 		grep -q '^handler_ran 1$' "$TMP/sigr.out"
 	check "signal handler: the restarted recv is one call as long as the program saw (${recv_ns:-?} ns)" \
-		$CHECK longest "$TMP/sigr.jsonl" $SIGR recvfrom $((${recv_ns:-0} - SIG_MS * 500000)) "${recv_ns:-0}"
+		$CHECK longest "$TMP/$sigr_out.jsonl" $SIGR recvfrom $((${recv_ns:-0} - SIG_MS * 500000)) "${recv_ns:-0}"
 	check "signal handler: the handler's recv and the restarted one, 2 recvfrom" \
-		$CHECK series "$TMP/sigr.jsonl" $SIGR recvfrom data 2
+		$CHECK series "$TMP/$sigr_out.jsonl" $SIGR recvfrom data 2
 	check "signal handler: the handler's sendto counted" \
-		$CHECK series "$TMP/sigr.jsonl" $SIGR sendto data 1
+		$CHECK series "$TMP/$sigr_out.jsonl" $SIGR sendto data 1
 	check "signal handler: the interruption is no call of its own" \
-		$CHECK absent "$TMP/sigr.jsonl" $SIGR recvfrom error
+		$CHECK absent "$TMP/$sigr_out.jsonl" $SIGR recvfrom error
 else
 	echo "ok $((n += 1)) # SKIP no compiler: $(head -1 "$TMP/cc.err")"
 fi
 
+section "32-bit calls"
 # ---- 32-bit calls ------------------------------------------------------------
 # ia32 numbers are not x86_64 ones: 45 is brk there, recvfrom here.
 if cc -O2 -o "$TMP/int80" tests/integration/trace_int80.c 2>"$TMP/cc.err" &&
@@ -649,5 +740,7 @@ fi
 
 fi
 
+section ""
+echo "# time: starting and stopping lclkctl trace $TRACERS times: $((TRACER_MS / 1000)).$((TRACER_MS % 1000 / 100)) s"
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -3,7 +3,11 @@
  * LD_PRELOAD shim that makes the kernel "reject" chosen BPF programs: a
  * BPF_PROG_LOAD of a program whose name (as the kernel gets it: 15
  * characters at most) is in the comma-separated LCLK_FAIL_BPF_PROG fails
- * with EINVAL, as a verifier rejection would. Every other call goes
+ * with EINVAL, as a verifier rejection would; an entry that ends in "*"
+ * is a prefix ("fentry_*": every fentry program of lclkctl trace, not its
+ * test program lclk_probe nor libbpf's feature probes), so that
+ * tests/guest/trace.sh can ask lclkctl trace whether it takes an attach
+ * mode without the load's cost. Every other call goes
  * through. libbpf makes its bpf() calls through syscall(3); the six
  * arguments are read whatever their number (x86_64 passes them in registers).
  *
@@ -24,6 +28,9 @@ static int is_failing(const char *name)
 
 	for (; list && *list; list = *end ? end + 1 : end) {
 		end = strchrnul(list, ',');
+		if (end > list && end[-1] == '*' &&
+		    (size_t)(end - 1 - list) <= len && !strncmp(list, name, end - 1 - list))
+			return 1;
 		if ((size_t)(end - list) == len && !strncmp(list, name, len))
 			return 1;
 	}
