@@ -181,10 +181,12 @@ abi_kernel() {
 	echo "$1"
 }
 
-# no_cluster KERNEL: whether tests/vm/kernels marks KERNEL "no-cluster": its
-# cluster jobs run only when LCLK_VM_KERNELS names it.
+# no_cluster KERNEL: whether tests/vm/kernels marks KERNEL "no-cluster" or
+# "bench-cluster": its cluster jobs run only when LCLK_VM_KERNELS names it
+# (tests/bench/cluster_kernels.sh does for "bench-cluster").
 no_cluster() {
-	awk -v k="$1" '!/^#/ && $1 == k && $3 == "no-cluster" { f = 1 } END { exit !f }' \
+	awk -v k="$1" '!/^#/ && $1 == k && ($3 == "no-cluster" || $3 == "bench-cluster") { f = 1 }
+		END { exit !f }' \
 		tests/vm/kernels
 }
 
@@ -234,26 +236,24 @@ vm_result() {
 }
 
 # vm_seconds NAME: about what VM job NAME takes, in seconds, on a 2-core
-# machine with another VM beside it: make check of b087188 (the jobs'
-# "finished in" lines), less what branch checktime measured it saved in
-# each kernel's tests (tests/guest/run.sh's "# time:" lines); a job not
-# listed, by its kind. Only the order of the jobs comes from these.
+# machine with another VM beside it: the jobs' "finished in" lines of the
+# clean-clone make check of 2ca1f60; a job not listed, by its kind. Only
+# the order of the jobs comes from these.
 vm_seconds() {
 	case $1 in
-	vm-6.1-lclkctl) echo 1230 ;;
-	vm-6.1) echo 680 ;;
-	vm-5.10) echo 640 ;;
-	vm-6.12) echo 610 ;;
-	vm-7.2) echo 530 ;;
-	vm-6.12-cluster) echo 375 ;;
-	vm-debug) echo 227 ;;
-	vm-6.1-counters) echo 90 ;;
-	vm-debug-lclk_suspend) echo 31 ;;
+	vm-6.1-lclkctl) echo 1460 ;;
+	vm-6.1) echo 762 ;;
+	vm-5.10) echo 727 ;;
+	vm-6.12) echo 688 ;;
+	vm-7.2) echo 647 ;;
+	vm-debug) echo 260 ;;
+	vm-6.1-counters) echo 46 ;;
+	vm-debug-lclk_suspend) echo 35 ;;
 	vm-5.10-cluster) echo 25 ;;
 	vm-*-lclk_suspend) echo 13 ;;
-	vm-*-lclkctl) echo 1230 ;;
-	vm-*-cluster) echo 375 ;;
-	vm-*-counters) echo 90 ;;
+	vm-*-lclkctl) echo 1460 ;;
+	vm-*-cluster) echo 430 ;;
+	vm-*-counters) echo 46 ;;
 	*) echo 650 ;;
 	esac
 }
