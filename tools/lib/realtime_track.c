@@ -88,3 +88,13 @@ int realtime_track_to_mono(const struct realtime_track *t, int64_t rt, int64_t l
 	*err = now_fits ? t->err : t->old_err;
 	return 0;
 }
+
+int realtime_track_to_rt(const struct realtime_track *t, int64_t mono, int64_t err,
+			 int64_t *rt, int64_t *rt_err)
+{
+	if (t->stepped && mono - err <= t->step_hi)
+		return -ERANGE;
+	*rt = mono + t->off;
+	*rt_err = err + t->err;
+	return 0;
+}

@@ -52,4 +52,12 @@ int realtime_track_measure(struct realtime_track *t);
 int realtime_track_to_mono(const struct realtime_track *t, int64_t rt, int64_t lo,
 			   int64_t hi, int64_t *mono, int64_t *err);
 
+/*
+ * CLOCK_REALTIME at the CLOCK_MONOTONIC instant mono (+- err), with its
+ * error: with the difference in force since the last step. Returns 0, or
+ * -ERANGE if the instant may be before that step.
+ */
+int realtime_track_to_rt(const struct realtime_track *t, int64_t mono, int64_t err,
+			 int64_t *rt, int64_t *rt_err);
+
 #endif /* LCLK_REALTIME_TRACK_H */
