@@ -33,6 +33,9 @@
  * and its bound that sample's, plus the distance between the two offsets,
  * plus the grandmaster's clockAccuracy: unless timescale=arb, the
  * grandmaster must be traceable (ptp_quality.h), or the measurement fails.
+ * Against the system clock each sample is taken with the REALTIME of its
+ * own stamps, and one that spans a step of REALTIME is left out
+ * (ptp_burst.c).
  *
  * Between measurements the daemon keeps the port running (idle): it
  * follows its master's Announces and Syncs but sends no Delay_Req.
