@@ -2,59 +2,23 @@
 /*
  * Kernel CLOCK_REALTIME stamps on the target clock (the NTP client's
  * SO_TIMESTAMPING stamps) when REALTIME was stepped between the stamp and
- * its conversion. This process's CLOCK_REALTIME is CLOCK_MONOTONIC +
- * fake_d: the machine's clock is never touched. A logical clock of the
- * test's: the logical time of CLOCK_MONOTONIC m is m + LOGICAL.
+ * its conversion, on a logical clock of the test's, with this process's
+ * CLOCK_REALTIME stepped (fake_realtime.h): the machine's clock is never
+ * touched.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 /* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "lib/clock.h"
-#include "lib/clock_offset.h"
+#include "fake_logical.h"
+#include "fake_realtime.h"
 
 #define MS		1000000LL
-#define D0		(1700000000LL * 1000 * MS)	/* REALTIME - MONOTONIC */
-#define LOGICAL		(1700000000LL * 1000 * MS + 123456789)
-
-static int64_t fake_d = D0;
-
-int clock_gettime(clockid_t clk, struct timespec *ts)
-{
-	int r = (int)syscall(SYS_clock_gettime, clk == CLOCK_REALTIME ? CLOCK_MONOTONIC : clk,
-			     ts);
-
-	if (!r && clk == CLOCK_REALTIME) {
-		int64_t ns = timespec_ns(ts) + fake_d;
-
-		ts->tv_sec = ns / 1000000000LL;
-		ts->tv_nsec = ns % 1000000000LL;
-	}
-	return r;
-}
-
-static void fake_clock(struct target_clock *tc, struct lclk_page *page)
-{
-	memset(page, 0, sizeof(*page));
-	page->magic = LCLK_PAGE_MAGIC;
-	page->params.status = LCLK_STATUS_SYNCED;
-	page->params.offset_ns = LOGICAL;
-	page->params.bound0_ns = 1000;
-	page->params.last_update_ns = 1;
-	page->params.holdover_ns = INT64_MAX / 2;
-	memset(tc, 0, sizeof(*tc));
-	tc->logical = true;
-	tc->lc.fd = -1;
-	tc->lc.page = page;
-	tc->path = "/dev/null";
-}
+#define D0		FAKE_D0
+#define LOGICAL		FAKE_LOGICAL
 
 /*
  * A reply stamped 5 ms ago (its request sent 6 ms ago, REALTIME - MONOTONIC
@@ -71,7 +35,7 @@ static bool stamp_after_step(struct __test_metadata *_metadata, int64_t step)
 	int64_t stamped = monotonic_ns() - 5 * MS, rt = stamped + D0, t, base, err;
 	int r;
 
-	fake_clock(&tc, &page);
+	fake_logical(&tc, &page);
 	fake_d = D0;
 	realtime_track_init(&track, D0, 50, stamped - 1 * MS);
 	fake_d = D0 + step;

@@ -9,49 +9,29 @@
  *
  * The samples are built as ptp_slave makes them from kernel software
  * stamps converted correctly (ptp_net, realtime_track); this process's
- * CLOCK_REALTIME, which the result reads for the system clock, is
- * CLOCK_MONOTONIC + the difference in force "now" (fake_d): the machine's
- * clock is never touched.
+ * CLOCK_REALTIME, which the result may read for the system clock, is
+ * CLOCK_MONOTONIC + the difference in force "now" (fake_d, fake_realtime.h):
+ * the machine's clock is never touched.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 /* The harness trips -Wextra (unused parameters, literal ints vs unsigned). */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "lib/clock_offset.h"
+#include "fake_realtime.h"
 #include "ptp/ptp_burst.h"
 
 #define US		1000LL
 #define MS		1000000LL
-#define D0		(1700000000LL * 1000 * MS)	/* REALTIME - MONOTONIC */
+#define D0		FAKE_D0				/* REALTIME - MONOTONIC */
 #define FWD		(15 * US)			/* path delays */
 #define BWD		(15 * US)
 #define SYNC_EVERY	(125 * MS)			/* logSyncInterval -3 */
 #define DREQ_AFTER	(40 * MS)
 #define CONV_ERR	50				/* realtime_track's error */
 #define DRIFT_PPB	1000				/* 1 ppm */
-
-/* REALTIME - MONOTONIC "now", as this process reads the clocks. */
-static int64_t fake_d = D0;
-
-int clock_gettime(clockid_t clk, struct timespec *ts)
-{
-	int r = (int)syscall(SYS_clock_gettime, clk == CLOCK_REALTIME ? CLOCK_MONOTONIC : clk,
-			     ts);
-
-	if (!r && clk == CLOCK_REALTIME) {
-		int64_t ns = timespec_ns(ts) + fake_d;
-
-		ts->tv_sec = ns / 1000000000LL;
-		ts->tv_nsec = ns % 1000000000LL;
-	}
-	return r;
-}
 
 /* REALTIME - MONOTONIC over time: D0 plus steps[i].by from steps[i].at on. */
 struct step {
