@@ -41,7 +41,13 @@ struct step {
 struct history {
 	const struct step *steps;
 	int n;
+	/*
+	 * The master's clock: the system clock (false), or a clock of its
+	 * own that REALTIME's steps leave alone, MASTER ahead of D0.
+	 */
+	bool independent;
 };
+
 
 static int64_t d_at(const struct history *h, int64_t mono)
 {
@@ -52,6 +58,20 @@ static int64_t d_at(const struct history *h, int64_t mono)
 		if (mono >= h->steps[i].at)
 			d += h->steps[i].by;
 	return d;
+}
+
+#define MASTER		(7 * US)
+
+/* The master's time at monotonic mono. */
+static int64_t master_at(const struct history *h, int64_t mono)
+{
+	return mono + (h->independent ? D0 + MASTER : d_at(h, mono));
+}
+
+/* The true offset, master - system clock, at monotonic mono. */
+static int64_t truth_at(const struct history *h, int64_t mono)
+{
+	return master_at(h, mono) - (mono + d_at(h, mono));
 }
 
 /*
@@ -68,8 +88,7 @@ static int burst(const struct history *h, int64_t t0, int n, struct ptp_sample *
 
 	for (k = 0; k < n; k++) {
 		int64_t t2 = t0 + k * SYNC_EVERY, t3 = t2 + DREQ_AFTER;
-		int64_t t1 = t2 - FWD + d_at(h, t2 - FWD);	/* the master's clock */
-		int64_t t4 = t3 + BWD + d_at(h, t3 + BWD);
+		int64_t t1 = master_at(h, t2 - FWD), t4 = master_at(h, t3 + BWD);
 		struct ptp_sample *s = &smp[got];
 
 		s->lo_ns = t1 - t2;
@@ -120,10 +139,11 @@ static int check(struct __test_metadata *_metadata, const struct history *h, int
 	fake_d = d_at(h, t_end);
 	if (ptp_burst_result(smp, got, &tc, DRIFT_PPB, &res))
 		return 0;
-	EXPECT_LE(llabs(res.offset_ns), res.bound_ns)
-		TH_LOG("offset %lld ns, bound %lld ns (%d of %d samples)",
-		       (long long)res.offset_ns, (long long)res.bound_ns, res.used, got);
-	return llabs(res.offset_ns) <= res.bound_ns;
+	EXPECT_LE(llabs(res.offset_ns - truth_at(h, res.base_ns)), res.bound_ns)
+		TH_LOG("offset %lld ns, bound %lld ns (%d of %d samples), true %lld ns",
+		       (long long)res.offset_ns, (long long)res.bound_ns, res.used, got,
+		       (long long)truth_at(h, res.base_ns));
+	return llabs(res.offset_ns - truth_at(h, res.base_ns)) <= res.bound_ns;
 }
 
 /* A monotonic time a few seconds ago: the burst's samples lie in the past. */
@@ -134,7 +154,7 @@ static int64_t ago(int64_t ns)
 
 TEST(no_step_holds_and_stays_tight)
 {
-	struct history h = { NULL, 0 };
+	struct history h = { .n = 0 };
 	struct target_clock tc = { .logical = false, .path = "system clock" };
 	struct ptp_sample smp[PTP_BURST_MAX];
 	struct ptp_burst res;
@@ -158,7 +178,7 @@ TEST(step_after_the_burst)
 {
 	int64_t t0 = ago(2000 * MS), end = monotonic_ns();
 	struct step st = { t0 + 8 * SYNC_EVERY, 2 * MS };
-	struct history h = { &st, 1 };
+	struct history h = { .steps = &st, .n = 1 };
 
 	EXPECT_EQ(1, check(_metadata, &h, t0, 8, end));
 	st.by = -2 * MS;
@@ -172,7 +192,7 @@ TEST(step_during_the_burst)
 
 	for (by = -5 * MS; by <= 5 * MS; by += MS) {
 		struct step st = { t0 + 4 * SYNC_EVERY + 60 * MS, by };
-		struct history h = { &st, 1 };
+		struct history h = { .steps = &st, .n = 1 };
 
 		if (!by)
 			continue;
@@ -190,7 +210,7 @@ TEST(step_inside_an_exchange)
 
 	for (i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
 		struct step st = { t0 + 4 * SYNC_EVERY + 20 * MS, by[i] };
-		struct history h = { &st, 1 };
+		struct history h = { .steps = &st, .n = 1 };
 
 		check(_metadata, &h, t0, 8, end);
 	}
@@ -204,7 +224,7 @@ TEST(step_inside_an_exchange)
 TEST(repeated_steps)
 {
 	struct step st[64];
-	struct history h = { st, 64 };
+	struct history h = { .steps = st, .n = 64 };
 	int64_t t0 = ago(40 * 1000 * MS);
 	unsigned int seed = 1;
 	int i, held = 0;
@@ -219,6 +239,27 @@ TEST(repeated_steps)
 		held += check(_metadata, &h, start, 8, start + 8 * SYNC_EVERY);
 	}
 	EXPECT_GE(held, 15) TH_LOG("%d of 30 bursts gave a result", held);
+}
+
+/*
+ * A master of its own (a real grandmaster): REALTIME's steps move the
+ * system clock against it, and the offset at the result's base is the one
+ * of the system clock then, whichever side of a step.
+ */
+TEST(independent_master)
+{
+	int64_t t0 = ago(40 * 1000 * MS), by;
+	int held = 0, i = 0;
+
+	for (by = -5 * MS; by <= 5 * MS; by += MS, i++) {
+		int64_t start = t0 + i * 2 * 8 * SYNC_EVERY;
+		struct step st[2] = { { start + 3 * SYNC_EVERY + 60 * MS, by },
+				      { start + 5 * SYNC_EVERY + 20 * MS, -by / 2 } };
+		struct history h = { st, 2, true };
+
+		held += check(_metadata, &h, start, 8, start + 8 * SYNC_EVERY);
+	}
+	EXPECT_EQ(11, held);
 }
 
 TEST_HARNESS_MAIN
