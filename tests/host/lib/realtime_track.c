@@ -117,4 +117,32 @@ TEST(realtime_of_an_instant)
 	EXPECT_EQ(OFF + 995 * MS, rt);
 }
 
+/*
+ * A step hidden by a wide measurement: at 1000 ms the difference is
+ * measured to 50 ns, at 1010 ms only to 2 ms (the thread was preempted
+ * between its readings), at 1020 ms to 50 ns again, 1.5 ms from the first:
+ * REALTIME stepped in between, though neither pair of neighbours tells. A
+ * stamp taken at 1005 ms, read at 1020 ms, is placed where it was taken, or
+ * refused.
+ */
+TEST(step_hidden_by_a_wide_measurement)
+{
+	struct realtime_track t;
+	int64_t mono, err;
+	int r;
+
+	realtime_track_init(&t, OFF, 50, 1000 * MS);
+	EXPECT_FALSE(realtime_track_update(&t, OFF + 1 * MS, 2 * MS, 1010 * MS));
+	EXPECT_TRUE(realtime_track_update(&t, OFF + 1500000, 50, 1020 * MS));
+	r = realtime_track_to_mono(&t, OFF + 1005 * MS, 1001 * MS, 1020 * MS, &mono, &err);
+	if (!r)
+		EXPECT_LE(llabs(mono - 1005 * MS), err)
+			TH_LOG("at %lld ns +- %lld, stamped at 1005 ms", (long long)mono,
+			       (long long)err);
+	/* A stamp after it, with the bracket to tell: the difference of now. */
+	ASSERT_EQ(0, realtime_track_to_mono(&t, OFF + 1500000 + 1019 * MS, 1018 * MS, 1020 * MS,
+					    &mono, &err));
+	EXPECT_EQ(1019 * MS, mono);
+}
+
 TEST_HARNESS_MAIN
