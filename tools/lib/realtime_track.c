@@ -13,16 +13,17 @@
 
 void realtime_track_init(struct realtime_track *t, int64_t off, int64_t err, int64_t now)
 {
-	t->off = off;
-	t->err = err;
-	t->at = now;
+	t->off = t->best_off = off;
+	t->err = t->best_err = err;
+	t->at = t->best_at = now;
 	t->nsteps = 0;
 	t->forgot_lo = t->forgot_hi = INT64_MIN;
 }
 
 bool realtime_track_update(struct realtime_track *t, int64_t off, int64_t err, int64_t now)
 {
-	bool step = llabs(off - t->off) > err + t->err;
+	bool from_last = llabs(off - t->off) > err + t->err;
+	bool step = from_last || llabs(off - t->best_off) > err + t->best_err;
 
 	if (step) {
 		if (t->nsteps == REALTIME_TRACK_STEPS) {
@@ -32,10 +33,16 @@ bool realtime_track_update(struct realtime_track *t, int64_t off, int64_t err, i
 		}
 		memmove(&t->steps[1], &t->steps[0], t->nsteps * sizeof(t->steps[0]));
 		t->nsteps++;
-		t->steps[0].old_off = t->off;
-		t->steps[0].old_err = t->err;
-		t->steps[0].lo = t->at;
+		/* After the last measurement, or only after the narrowest. */
+		t->steps[0].old_off = from_last ? t->off : t->best_off;
+		t->steps[0].old_err = from_last ? t->err : t->best_err;
+		t->steps[0].lo = from_last ? t->at : t->best_at;
 		t->steps[0].hi = now;
+	}
+	if (step || err <= t->best_err) {
+		t->best_off = off;
+		t->best_err = err;
+		t->best_at = now;
 	}
 	t->off = off;
 	t->err = err;

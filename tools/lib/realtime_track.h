@@ -10,8 +10,9 @@
  * of that later moment is off by any step in between.
  *
  * So the difference is measured each time the socket is looked at, a change
- * beyond the measurements' errors is taken as a step that happened between
- * the two measurements, and a stamp is converted with the difference in
+ * beyond the measurements' errors (from the last one, or from the narrowest
+ * since the last step) is taken as a step that happened between the two
+ * measurements, and a stamp is converted with the difference in
  * force when it was taken: the one of now or one before the last steps
  * (REALTIME_TRACK_STEPS of them are remembered), whichever puts it where it
  * can be (after the step that began it opened its window, before the next
@@ -32,6 +33,11 @@
 struct realtime_track {
 	int64_t off, err;	/* REALTIME - MONOTONIC, last measured, +- err */
 	int64_t at;		/* CLOCK_MONOTONIC of that measurement */
+	/*
+	 * The narrowest measurement since the last step: a step between it
+	 * and a new one shows though a wide one in between agrees with both.
+	 */
+	int64_t best_off, best_err, best_at;
 	unsigned int nsteps;	/* steps remembered, the newest first: */
 	struct realtime_step {
 		int64_t old_off, old_err; /* the difference before it */
