@@ -12,6 +12,8 @@
 #include "lib/clock.h"
 #include "ptp_slave.h"
 
+#define PTP_BURST_MAX	64	/* samples in a burst, at most */
+
 struct ptp_burst {
 	int64_t offset_ns;	/* reference - target at base_ns */
 	int64_t bound_ns;	/* without the grandmaster's accuracy */
@@ -25,7 +27,6 @@ struct ptp_burst {
  * up to drift_ppb. Returns 0, or -ERANGE if no sample bounds the target's
  * offset.
  */
-#define PTP_BURST_MAX	64
 int ptp_burst_result(const struct ptp_sample *smp, int n, const struct target_clock *tc,
 		     uint32_t drift_ppb, struct ptp_burst *out);
 
