@@ -205,18 +205,8 @@ static int stamp_to_target(const struct target_clock *tc, const struct realtime_
 			   int64_t rt, int64_t hi, int64_t *time, int64_t *base)
 {
 	int64_t err;
-	int r = realtime_track_to_mono(t, rt, INT64_MIN, hi, base, &err);
 
-	if (!tc->logical) {
-		if (r)
-			*base = rt - t->off;
-		*time = rt;
-		return 0;
-	}
-	if (r)
-		return r;
-	*time = target_from_base(tc, *base);
-	return 0;
+	return target_from_realtime(tc, t, rt, INT64_MIN, hi, time, base, &err);
 }
 
 void serve_tx_stamp(struct ntp_xleave *xl, const struct target_clock *tc,

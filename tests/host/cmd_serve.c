@@ -33,6 +33,7 @@
 #include "cmd_serve.h"
 #include "daemon/daemon_clients.h"
 #include "daemon/daemon_ctl.h"
+#include "fake_logical.h"
 #include "lclk_model.h"
 #include "lib/clock_offset.h"
 #include "lib/realtime_track.h"
@@ -302,23 +303,7 @@ TEST(replies_never_wait_on_a_busy_daemon)
  * logical time of CLOCK_MONOTONIC m is m + LOGICAL.
  */
 #define REALTIME_OFF	(1700000000LL * 1000 * MS)	/* REALTIME - MONOTONIC */
-#define LOGICAL		(1700000000LL * 1000 * MS + 123456789)
-
-static void fake_clock(struct target_clock *tc, struct lclk_page *page)
-{
-	memset(page, 0, sizeof(*page));
-	page->magic = LCLK_PAGE_MAGIC;
-	page->params.status = LCLK_STATUS_SYNCED;
-	page->params.offset_ns = LOGICAL;
-	page->params.bound0_ns = 1000;
-	page->params.last_update_ns = 1;
-	page->params.holdover_ns = INT64_MAX / 2;
-	memset(tc, 0, sizeof(*tc));
-	tc->logical = true;
-	tc->lc.fd = -1;
-	tc->lc.page = page;
-	tc->path = "/dev/null";
-}
+#define LOGICAL		FAKE_LOGICAL
 
 /*
  * The transmit time the interleaved reply to the next request hands out,
@@ -343,7 +328,7 @@ static uint64_t t3_after_step(int64_t step_ns)
 
 	if (!xl)
 		return 0;
-	fake_clock(&tc, &page);
+	fake_logical(&tc, &page);
 	ntp_server_reply(&req, &c, &first);
 	ntp_encode(&first, frame + 42);
 	/* The loop measured the difference before the reply left... */

@@ -87,19 +87,24 @@ int64_t target_from_base(const struct target_clock *tc, int64_t base_ns)
 	return n.time_ns;
 }
 
-int64_t target_from_realtime(const struct target_clock *tc, int64_t rt,
-			     int64_t *base, int64_t *err)
+int target_from_realtime(const struct target_clock *tc, const struct realtime_track *t,
+			 int64_t rt, int64_t lo, int64_t hi, int64_t *time, int64_t *base,
+			 int64_t *err)
 {
-	int64_t diff, width;
+	int r = realtime_track_to_mono(t, rt, lo, hi, base, err);
 
-	clock_offset_from_mono(CLOCK_REALTIME, 3, &diff, &width);
-	*base = rt - diff;
 	if (!tc->logical) {
+		if (r)
+			*base = rt - t->off;
+		*time = rt;
 		*err = 0;
-		return rt;
+		return 0;
 	}
-	*err = width / 2 + 1;
-	return target_from_base(tc, *base);
+	if (r)
+		return r;
+	*err += 1;	/* the logical clock's reading rounds */
+	*time = target_from_base(tc, *base);
+	return 0;
 }
 
 void target_mark(const struct target_clock *tc, struct vmclock_mark *mark)

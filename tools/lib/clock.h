@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "lclk.h"
+#include "realtime_track.h"
 
 struct target_clock {
 	struct lclk_clock lc;
@@ -35,13 +36,19 @@ void target_now(const struct target_clock *tc, struct lclk_now *out);
 int64_t target_from_base(const struct target_clock *tc, int64_t base_ns);
 
 /*
- * Target time of a kernel CLOCK_REALTIME timestamp (SO_TIMESTAMPING),
- * through a freshly measured REALTIME - MONOTONIC difference: the
- * CLOCK_MONOTONIC it corresponds to goes to *base, the pairing error
- * (0 on the system clock itself) to *err.
+ * Target time (*time) of a kernel CLOCK_REALTIME timestamp rt
+ * (SO_TIMESTAMPING) taken within the CLOCK_MONOTONIC bracket [lo, hi],
+ * converted with the REALTIME - MONOTONIC difference in force when it was
+ * taken, which t tracks across steps (realtime_track.h), not the one of
+ * now: a step in between would be in the result whole. The CLOCK_MONOTONIC
+ * it corresponds to goes to *base, the conversion's error to *err. On the
+ * system clock the stamp is its time (error 0; *base, if the track cannot
+ * place it, with the difference of now). Returns 0, or -ERANGE if the
+ * track cannot tell which side of a step the stamp is on.
  */
-int64_t target_from_realtime(const struct target_clock *tc, int64_t rt,
-			     int64_t *base, int64_t *err);
+int target_from_realtime(const struct target_clock *tc, const struct realtime_track *t,
+			 int64_t rt, int64_t lo, int64_t hi, int64_t *time, int64_t *base,
+			 int64_t *err);
 
 /*
  * On a VM with a vmclock (lclk(4)), the hypervisor's disruption marker as

@@ -2,6 +2,7 @@
 /* REALTIME - MONOTONIC across REALTIME steps, for software timestamps. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock_offset.h"
@@ -12,22 +13,36 @@
 
 void realtime_track_init(struct realtime_track *t, int64_t off, int64_t err, int64_t now)
 {
-	t->off = off;
-	t->err = err;
-	t->at = now;
-	t->stepped = false;
+	t->off = t->best_off = off;
+	t->err = t->best_err = err;
+	t->at = t->best_at = now;
+	t->nsteps = 0;
+	t->forgot_lo = t->forgot_hi = INT64_MIN;
 }
 
 bool realtime_track_update(struct realtime_track *t, int64_t off, int64_t err, int64_t now)
 {
-	bool step = llabs(off - t->off) > err + t->err;
+	bool from_last = llabs(off - t->off) > err + t->err;
+	bool step = from_last || llabs(off - t->best_off) > err + t->best_err;
 
 	if (step) {
-		t->stepped = true;
-		t->old_off = t->off;
-		t->old_err = t->err;
-		t->step_lo = t->at;
-		t->step_hi = now;
+		if (t->nsteps == REALTIME_TRACK_STEPS) {
+			t->forgot_lo = t->steps[REALTIME_TRACK_STEPS - 1].lo;
+			t->forgot_hi = t->steps[REALTIME_TRACK_STEPS - 1].hi;
+			t->nsteps--;
+		}
+		memmove(&t->steps[1], &t->steps[0], t->nsteps * sizeof(t->steps[0]));
+		t->nsteps++;
+		/* After the last measurement, or only after the narrowest. */
+		t->steps[0].old_off = from_last ? t->off : t->best_off;
+		t->steps[0].old_err = from_last ? t->err : t->best_err;
+		t->steps[0].lo = from_last ? t->at : t->best_at;
+		t->steps[0].hi = now;
+	}
+	if (step || err <= t->best_err) {
+		t->best_off = off;
+		t->best_err = err;
+		t->best_at = now;
 	}
 	t->off = off;
 	t->err = err;
@@ -59,7 +74,22 @@ int realtime_track_measure(struct realtime_track *t)
 	return measure(t, false);
 }
 
-/* Whether rt - off +- err can lie in [lo, hi]. */
+/*
+ * Difference i: 0 the one of now, i >= 1 the one before step i - 1; and
+ * the CLOCK_MONOTONIC span it can have been in force over: from the
+ * opening of the window of the step that began it (INT64_MIN: from the
+ * start, or before a step forgotten) to the close of the next one's.
+ */
+static void difference(const struct realtime_track *t, unsigned int i, int64_t *off,
+		       int64_t *err, int64_t *from, int64_t *until)
+{
+	*off = i ? t->steps[i - 1].old_off : t->off;
+	*err = i ? t->steps[i - 1].old_err : t->err;
+	*from = i < t->nsteps ? t->steps[i].lo : t->forgot_lo;
+	*until = i ? t->steps[i - 1].hi : INT64_MAX;
+}
+
+/* Whether mono +- err can lie in [lo, hi]. */
 static bool fits(int64_t mono, int64_t err, int64_t lo, int64_t hi)
 {
 	return mono + err >= lo && mono - err <= hi;
@@ -68,23 +98,39 @@ static bool fits(int64_t mono, int64_t err, int64_t lo, int64_t hi)
 int realtime_track_to_mono(const struct realtime_track *t, int64_t rt, int64_t lo,
 			   int64_t hi, int64_t *mono, int64_t *err)
 {
-	int64_t now_mono = rt - t->off, old_mono;
-	bool now_fits, old_fits;
+	unsigned int i, found = 0;
 
-	if (!t->stepped) {
-		if (!fits(now_mono, t->err, lo, hi))
-			return -ERANGE;
-		*mono = now_mono;
-		*err = t->err;
-		return 0;
-	}
-	/* Taken after the step (its window opened), or before (it closed). */
-	old_mono = rt - t->old_off;
-	now_fits = fits(now_mono, t->err, lo, hi) && now_mono + t->err >= t->step_lo;
-	old_fits = fits(old_mono, t->old_err, lo, hi) && old_mono - t->old_err <= t->step_hi;
-	if (now_fits == old_fits)
+	/* Taken under a difference forgotten, for all the caller knows. */
+	if (lo != INT64_MIN && t->forgot_hi != INT64_MIN && lo <= t->forgot_hi)
 		return -ERANGE;
-	*mono = now_fits ? now_mono : old_mono;
-	*err = now_fits ? t->err : t->old_err;
+	for (i = 0; i <= t->nsteps; i++) {
+		int64_t off, e, from, until, m;
+
+		difference(t, i, &off, &e, &from, &until);
+		m = rt - off;
+		if (!fits(m, e, lo, hi) || !fits(m, e, from, until))
+			continue;
+		if (found++)
+			return -ERANGE;
+		*mono = m;
+		*err = e;
+	}
+	return found ? 0 : -ERANGE;
+}
+
+int realtime_track_to_rt(const struct realtime_track *t, int64_t mono, int64_t err,
+			 int64_t *rt, int64_t *rt_err)
+{
+	unsigned int i;
+
+	/* Difference i: after the window of step i (if any), before step i - 1's. */
+	for (i = 0; i < t->nsteps && mono - err <= t->steps[i].hi; i++)
+		;
+	if (i && mono + err >= t->steps[i - 1].lo)
+		return -ERANGE;		/* within a step's window */
+	if (i == t->nsteps && t->forgot_hi != INT64_MIN && mono - err <= t->forgot_hi)
+		return -ERANGE;		/* maybe before a step forgotten */
+	*rt = mono + (i ? t->steps[i - 1].old_off : t->off);
+	*rt_err = err + (i ? t->steps[i - 1].old_err : t->err);
 	return 0;
 }

@@ -18,8 +18,10 @@
  * when the packet leaves and arrives, without the scheduling delay of this
  * process, which makes the measured delay shorter and the offset less
  * noisy. They are CLOCK_REALTIME, so each is converted to CLOCK_MONOTONIC
- * with a freshly measured REALTIME - MONOTONIC difference and then to the
- * target clock by its model; the pairing error is accounted for. Without
+ * with the REALTIME - MONOTONIC difference in force when it was taken,
+ * tracked over the exchange across steps of REALTIME (realtime_track.h),
+ * and then to the target clock by its model; the pairing error is
+ * accounted for, and a stamp the track cannot place is not used. Without
  * kernel timestamps the target clock is read just before sendto() and just
  * after recvmsg(), which only widens the round trip.
  */
@@ -321,6 +323,7 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 	int64_t deadline, tx_rt = 0, rx_rt = 0;
 	struct ntp_request rq = { .xmt = new_cookie(c, 0) };
 	uint32_t id = c->tx_id;
+	struct realtime_track track;
 	struct lclk_now now;
 	bool got = false;
 	int err;
@@ -335,6 +338,10 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 	}
 	ntp_encode_request(&rq, req);
 
+	/* REALTIME - MONOTONIC from before the send: the stamps come after. */
+	err = realtime_track_start(&track);
+	if (err)
+		return err;
 	target_now(tc, &now);
 	x->ours.t1 = now.time_ns;
 	x->ours.base1 = now.base_ns;
@@ -358,6 +365,10 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 
 		if (left <= 0)
 			return -ETIMEDOUT;
+		/* A REALTIME step while waiting falls in a narrow window. */
+		err = realtime_track_measure(&track);
+		if (err)
+			return err;
 		if (poll(&pfd, 1, timeout_ms(left)) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -375,6 +386,9 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 		target_now(tc, &now);
 		if (len < 0)
 			continue;
+		err = realtime_track_measure(&track);
+		if (err)
+			return err;
 		rx_rt = net_tstamp(&msg, NET_TSTAMP_SOFTWARE);
 		if (msg.msg_flags & MSG_TRUNC)
 			len = NTP_MAX_LEN + 4;	/* longer than the buffer: oversized */
@@ -384,10 +398,11 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 	x->ours.t4 = now.time_ns;
 	x->ours.base4 = now.base_ns;
 	if (rx_rt) {
-		int64_t base, e, t = target_from_realtime(tc, rx_rt, &base, &e);
+		int64_t base, e, t;
 
 		/* Never later than our own reading: that would be a bad conversion. */
-		if (t <= x->ours.t4) {
+		if (!target_from_realtime(tc, &track, rx_rt, x->ours.base1, x->ours.base4, &t,
+					  &base, &e) && t <= x->ours.t4) {
 			x->ours.t4 = t;
 			x->ours.base4 = base;
 			x->ours.err_ns += e;
@@ -401,10 +416,11 @@ static int exchange(struct ntp_client *c, const struct target_clock *tc,
 	 */
 	while (c->kernel_tx && !tx_rt && read_errqueue(c, id, &tx_rt))
 		;
-	if (tx_rt) {
-		int64_t base, e, t = target_from_realtime(tc, tx_rt, &base, &e);
+	if (tx_rt && !realtime_track_measure(&track)) {
+		int64_t base, e, t;
 
-		if (t >= x->ours.t1 && t <= x->ours.t4) {
+		if (!target_from_realtime(tc, &track, tx_rt, x->ours.base1, monotonic_ns(), &t,
+					  &base, &e) && t >= x->ours.t1 && t <= x->ours.t4) {
 			x->send_path_ns = t - x->ours.t1;
 			x->ours.t1 = t;
 			x->ours.base1 = base;

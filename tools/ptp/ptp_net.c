@@ -216,7 +216,7 @@ int ptp_net_open(struct ptp_net *n, const char *ifname, enum ptp_net_transport t
 		r = choose_stamping(n, ts, err, errlen);
 	if (r >= 0)
 		r = set_stamping(n, err, errlen);
-	if (r >= 0 && !n->hw) {
+	if (r >= 0) {
 		r = realtime_track_start(&n->realtime);
 		if (r)
 			snprintf(err, errlen, "CLOCK_REALTIME: %s", strerror(-r));
@@ -239,24 +239,30 @@ void ptp_net_close(struct ptp_net *n)
 }
 
 /*
- * A kernel timestamp (realtime or PHC) on CLOCK_MONOTONIC; a software
- * stamp must lie in [lo, hi] (see ptp_net.h).
+ * A kernel timestamp (realtime or PHC) on CLOCK_MONOTONIC, and on
+ * CLOCK_REALTIME (see ptp_rx); a software stamp must lie in [lo, hi] (see
+ * ptp_net.h).
  */
 static int to_mono(struct ptp_net *n, int64_t ts, int64_t lo, int64_t hi,
-		   int64_t *mono, int64_t *error)
+		   int64_t *mono, int64_t *error, int64_t *rt, int64_t *rt_err)
 {
 	struct phc_reading r;
-	int e;
+	int e = realtime_track_measure(&n->realtime);
 
+	if (e)
+		return e;
 	if (!n->hw) {
-		e = realtime_track_measure(&n->realtime);
-		return e ? e : realtime_track_to_mono(&n->realtime, ts, lo, hi, mono, error);
+		*rt = ts;
+		*rt_err = 0;
+		return realtime_track_to_mono(&n->realtime, ts, lo, hi, mono, error);
 	}
 	e = phc_read(&n->phc, &r);
 	if (e)
 		return e;
 	*mono = ts - r.offset_ns;
 	*error = r.error_ns;
+	if (realtime_track_to_rt(&n->realtime, *mono, *error, rt, rt_err))
+		*rt_err = -1;
 	return 0;
 }
 
@@ -302,7 +308,8 @@ static int recv_one(struct ptp_net *n, int fd, uint8_t *buf, size_t size, struct
 	if (fd != n->event_fd)
 		return 0;
 	ts = net_tstamp(&msg, n->hw ? NET_TSTAMP_HARDWARE : NET_TSTAMP_SOFTWARE);
-	if (ts && !to_mono(n, ts, n->last_rx_lo, read_at, &rx->ts_mono, &rx->ts_err)) {
+	if (ts && !to_mono(n, ts, n->last_rx_lo, read_at, &rx->ts_mono, &rx->ts_err,
+			   &rx->ts_rt, &rx->ts_rt_err)) {
 		rx->have_ts = true;
 		n->last_rx_lo = rx->ts_mono - rx->ts_err - RX_TS_REORDER_NS;
 	}
@@ -345,7 +352,7 @@ int ptp_net_recv(struct ptp_net *n, uint8_t *buf, size_t size, int64_t deadline,
 		if (left <= 0)
 			return -ETIMEDOUT;
 		/* A REALTIME step while waiting falls in a narrow window. */
-		r = n->hw ? 0 : realtime_track_measure(&n->realtime);
+		r = realtime_track_measure(&n->realtime);
 		if (r)
 			return r;
 		r = poll(p, n->general_fd >= 0 ? 2 : 1, timeout_ms(left));
@@ -393,7 +400,7 @@ static int tx_stamp(struct ptp_net *n, int64_t *ts)
 }
 
 int ptp_net_send_event(struct ptp_net *n, const uint8_t *buf, size_t len,
-		       int64_t *ts_mono, int64_t *ts_err)
+		       int64_t *ts_mono, int64_t *ts_err, int64_t *ts_rt, int64_t *ts_rt_err)
 {
 	uint8_t frame[ETH_HLEN + PTP_MAX_MSG_LEN];
 	ssize_t sent;
@@ -429,7 +436,7 @@ int ptp_net_send_event(struct ptp_net *n, const uint8_t *buf, size_t len,
 	r = tx_stamp(n, &ts);
 	if (r)
 		return r;
-	return to_mono(n, ts, send_at, monotonic_ns(), ts_mono, ts_err);
+	return to_mono(n, ts, send_at, monotonic_ns(), ts_mono, ts_err, ts_rt, ts_rt_err);
 }
 
 void ptp_net_clock_id(const struct ptp_net *n, uint8_t *id)

@@ -28,7 +28,8 @@ struct ptp_net {
 	uint8_t mac[6];
 	bool hw;		/* hardware timestamps, in phc's time */
 	struct phc phc;
-	struct realtime_track realtime;	/* software stamps: REALTIME steps */
+	/* REALTIME steps: for software stamps, and the REALTIME of others */
+	struct realtime_track realtime;
 	/* Earliest time the next receive stamp may have (after the last one). */
 	int64_t last_rx_lo;
 	char ifname[16];
@@ -39,6 +40,13 @@ struct ptp_rx {
 	bool have_ts;		/* an event message with its receive stamp */
 	int64_t ts_mono;	/* receive time on CLOCK_MONOTONIC */
 	int64_t ts_err;		/* error of ts_mono from the conversion */
+	/*
+	 * The system clock's reading then, CLOCK_REALTIME: a software stamp
+	 * itself (error 0), or ts_mono with the REALTIME - MONOTONIC
+	 * difference in force then. Error -1: not known (a REALTIME step
+	 * too close to it).
+	 */
+	int64_t ts_rt, ts_rt_err;
 };
 
 /*
@@ -59,10 +67,11 @@ int ptp_net_recv(struct ptp_net *n, uint8_t *buf, size_t size, int64_t deadline,
 
 /*
  * Send an event message to the PTP multicast address and return its
- * transmit time on CLOCK_MONOTONIC. Returns 0 or -errno.
+ * transmit time on CLOCK_MONOTONIC, and on CLOCK_REALTIME as ptp_rx.ts_rt.
+ * Returns 0 or -errno.
  */
 int ptp_net_send_event(struct ptp_net *n, const uint8_t *buf, size_t len,
-		       int64_t *ts_mono, int64_t *ts_err);
+		       int64_t *ts_mono, int64_t *ts_err, int64_t *ts_rt, int64_t *ts_rt_err);
 
 /*
  * A clock identity for this slave from the interface's MAC address. Octets

@@ -137,7 +137,8 @@ static void send_delay_req(struct ptp_slave *s)
 	m.h.control = 1;
 	m.h.log_interval = 0x7f;
 	len = ptp_msg_encode(&m, buf, sizeof(buf));
-	r = ptp_net_send_event(&s->net, buf, (size_t)len, &s->t3, &s->t3_err);
+	r = ptp_net_send_event(&s->net, buf, (size_t)len, &s->t3, &s->t3_err, &s->t3_rt,
+			       &s->t3_rt_err);
 	if (r) {
 		if (s->verbose >= 1)
 			fprintf(stderr, "%s: Delay_Req not sent: %s\n", s->name, strerror(-r));
@@ -147,6 +148,8 @@ static void send_delay_req(struct ptp_slave *s)
 	s->t1_at_dreq = s->pair_t1;
 	s->t2_at_dreq = s->pair_t2;
 	s->t2_err_at_dreq = s->pair_t2_err;
+	s->t2_rt_at_dreq = s->pair_t2_rt;
+	s->t2_rt_err_at_dreq = s->pair_t2_rt_err;
 }
 
 /* Uniform in [0, 1). */
@@ -185,6 +188,8 @@ static void schedule_delay_req(struct ptp_slave *s, int64_t now)
 	s->pair_t1 = s->t1;
 	s->pair_t2 = s->t2;
 	s->pair_t2_err = s->t2_err;
+	s->pair_t2_rt = s->t2_rt;
+	s->pair_t2_rt_err = s->t2_rt_err;
 	s->dreq_due = true;
 	s->dreq_at = now + (int64_t)(uniform(s) * (double)wait);
 }
@@ -213,9 +218,13 @@ static void sync_sample(const struct ptp_slave *s, struct ptp_sample *out)
 	out->lo_ns = s->t1 - s->t2;
 	out->lo_at = s->t2;
 	out->lo_err = s->t2_err;
+	out->lo_rt = s->t2_rt;
+	out->lo_rt_err = s->t2_rt_err;
 	out->hi_ns = s->hi_ns;
 	out->hi_at = s->hi_at;
 	out->hi_err = s->hi_err;
+	out->hi_rt = s->hi_rt;
+	out->hi_rt_err = s->hi_rt_err;
 	out->delay_ns = filtered_delay(s);
 	out->own_delay = false;
 	out->offset_ns = out->lo_ns + out->delay_ns;
@@ -276,6 +285,8 @@ static bool on_sync(struct ptp_slave *s, const struct ptp_msg *m, const struct p
 	s->sync_log_interval = m->h.log_interval;
 	s->t2 = rx->ts_mono;
 	s->t2_err = rx->ts_err;
+	s->t2_rt = rx->ts_rt;
+	s->t2_rt_err = rx->ts_rt_err;
 	s->t1 = ptp_correction_ns(m->h.correction);
 	if (m->h.flags & PTP_FLAG_TWO_STEP) {
 		s->fup_pending = true;
@@ -322,6 +333,8 @@ static void record_exchange(struct ptp_slave *s, int64_t hi, int64_t delay)
 	s->hi_ns = hi;
 	s->hi_at = s->t3;
 	s->hi_err = s->t3_err;
+	s->hi_rt = s->t3_rt;
+	s->hi_rt_err = s->t3_rt_err;
 	s->delays[s->delay_pos] = delay;
 	s->delay_pos = (s->delay_pos + 1) % PTP_DELAY_FILTER;
 	if (s->ndelays < PTP_DELAY_FILTER)
@@ -355,9 +368,13 @@ static bool on_delay_resp(struct ptp_slave *s, const struct ptp_msg *m,
 	out->lo_ns = lo;
 	out->lo_at = s->t2_at_dreq;
 	out->lo_err = s->t2_err_at_dreq;
+	out->lo_rt = s->t2_rt_at_dreq;
+	out->lo_rt_err = s->t2_rt_err_at_dreq;
 	out->hi_ns = hi;
 	out->hi_at = s->t3;
 	out->hi_err = s->t3_err;
+	out->hi_rt = s->t3_rt;
+	out->hi_rt_err = s->t3_rt_err;
 	out->delay_ns = (hi - lo) / 2;
 	out->own_delay = true;
 	out->offset_ns = lo + out->delay_ns;

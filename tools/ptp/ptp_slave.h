@@ -64,6 +64,11 @@ struct ptp_sample {
 	bool own_delay;		/* delay_ns is this Sync's own exchange's */
 	int64_t lo_ns, lo_at, lo_err;
 	int64_t hi_ns, hi_at, hi_err;
+	/*
+	 * CLOCK_REALTIME at lo_at and hi_at, the system clock's readings
+	 * (ptp_rx.ts_rt; error -1: not known).
+	 */
+	int64_t lo_rt, lo_rt_err, hi_rt, hi_rt_err;
 	unsigned int master_gen; /* ptp_slave.master_gen it was measured from */
 };
 
@@ -87,12 +92,13 @@ struct ptp_slave {
 	uint16_t sync_seq;
 	int64_t t1;			/* master time incl. corrections, ns */
 	int64_t t2, t2_err;		/* receive time, CLOCK_MONOTONIC */
+	int64_t t2_rt, t2_rt_err;	/* and CLOCK_REALTIME */
 	int8_t sync_log_interval;
 
 	/* The next Delay_Req, due at a random time after its Sync (pair_). */
 	bool dreq_due;
 	int64_t dreq_at;
-	int64_t pair_t1, pair_t2, pair_t2_err;
+	int64_t pair_t1, pair_t2, pair_t2_err, pair_t2_rt, pair_t2_rt_err;
 	/* No Delay_Req pairs with a Sync received before this. */
 	int64_t next_pair_at;
 	int8_t dreq_log_interval;	/* the master's, from its Delay_Resps */
@@ -101,12 +107,12 @@ struct ptp_slave {
 	/* The outstanding Delay_Req. */
 	bool dreq_pending;
 	uint16_t dreq_seq;
-	int64_t t1_at_dreq, t2_at_dreq, t2_err_at_dreq;
-	int64_t t3, t3_err;
+	int64_t t1_at_dreq, t2_at_dreq, t2_err_at_dreq, t2_rt_at_dreq, t2_rt_err_at_dreq;
+	int64_t t3, t3_err, t3_rt, t3_rt_err;
 
 	/* The last completed exchange: the upper limit for Syncs without one. */
 	bool have_exchange;
-	int64_t hi_ns, hi_at, hi_err;
+	int64_t hi_ns, hi_at, hi_err, hi_rt, hi_rt_err;
 	int64_t delays[PTP_DELAY_FILTER];	/* a ring, the oldest overwritten */
 	unsigned int ndelays, delay_pos;
 

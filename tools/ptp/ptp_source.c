@@ -33,13 +33,15 @@
  * and its bound that sample's, plus the distance between the two offsets,
  * plus the grandmaster's clockAccuracy: unless timescale=arb, the
  * grandmaster must be traceable (ptp_quality.h), or the measurement fails.
+ * Against the system clock each sample is taken with the REALTIME of its
+ * own stamps, and one that spans a step of REALTIME is left out
+ * (ptp_burst.c).
  *
  * Between measurements the daemon keeps the port running (idle): it
  * follows its master's Announces and Syncs but sends no Delay_Req.
  */
 #include <errno.h>
 #include <linux/capability.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +50,12 @@
 #include "lib/priv.h"
 #include "sync/clock_quality.h"
 #include "sync/source.h"
+#include "ptp_burst.h"
 #include "ptp_opts.h"
 #include "ptp_quality.h"
 #include "ptp_slave.h"
 
 #define PTP_DEFAULT_SAMPLES	8
-#define PTP_MAX_SAMPLES		64
 #define PTP_BURST_SPAN_NS	3000000000LL
 
 /* The options ptp:// takes. */
@@ -92,56 +94,6 @@ static int ptp_src_open(struct source *src, const char *spec, char *err, size_t 
 fail:
 	free(ps);
 	return r;
-}
-
-static int cmp_s64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-struct candidate {
-	int64_t offset;		/* reference - target at base */
-	int64_t bound;		/* |true offset - offset| at base */
-	const struct ptp_sample *smp;
-};
-
-static int cmp_candidate(const void *a, const void *b)
-{
-	return cmp_s64(&((const struct candidate *)a)->offset,
-		       &((const struct candidate *)b)->offset);
-}
-
-/* What the target may drift from true time over dt, rounded up. */
-static int64_t drift_ns(int64_t dt, uint32_t drift_ppb)
-{
-	return (int64_t)ceil((double)llabs(dt) * drift_ppb / 1e9);
-}
-
-/* A master - CLOCK_MONOTONIC offset at mono_ns as reference - target. */
-static int64_t against_target(const struct target_clock *tc, int64_t mono_ns, int64_t offset)
-{
-	return mono_ns + offset - target_from_base(tc, mono_ns);
-}
-
-/*
- * The sample's offset against the target, and how far the true one may
- * lie from it: between the Sync's lower and the Delay_Req's upper limit,
- * each widened by its conversion error and the drift from its time to the
- * base. +1: the offset of an exchange is a halved sum, truncated.
- */
-static void candidate(struct candidate *c, const struct ptp_sample *smp,
-		      const struct target_clock *tc, uint32_t drift_ppb)
-{
-	int64_t lo = against_target(tc, smp->lo_at, smp->lo_ns) - smp->lo_err -
-		     drift_ns(smp->base_ns - smp->lo_at, drift_ppb);
-	int64_t hi = against_target(tc, smp->hi_at, smp->hi_ns) + smp->hi_err +
-		     drift_ns(smp->base_ns - smp->hi_at, drift_ppb);
-
-	c->smp = smp;
-	c->offset = against_target(tc, smp->base_ns, smp->offset_ns);
-	c->bound = (c->offset - lo > hi - c->offset ? c->offset - lo : hi - c->offset) + 1;
 }
 
 static void no_sample(const struct ptp_source *ps, int r, char *err, size_t errlen)
@@ -210,38 +162,20 @@ static int ptp_src_measure(struct source *src, const struct target_clock *tc,
 	struct ptp_source *ps = src->priv;
 	struct ptp_slave *s = &ps->slave;
 	unsigned int n = src->opts.samples ? src->opts.samples : PTP_DEFAULT_SAMPLES;
-	struct ptp_sample smp[PTP_MAX_SAMPLES];
-	struct candidate c[PTP_MAX_SAMPLES];
+	struct ptp_sample smp[PTP_BURST_MAX];
 	const struct ptp_foreign *fm = &s->master;
-	uint32_t drift_ppb = clock_quality_drift_ppb(tc);
-	const struct candidate *med, *best;
-	int64_t bound;
-	int got, i;
+	struct ptp_burst res;
+	int got;
 
-	if (n > PTP_MAX_SAMPLES)
-		n = PTP_MAX_SAMPLES;
+	if (n > PTP_BURST_MAX)
+		n = PTP_BURST_MAX;
 	got = collect(ps, src, smp, n, err, errlen);
 	if (got < 0)
 		return got;
-	for (i = 0; i < got; i++)
-		candidate(&c[i], &smp[i], tc, drift_ppb);
-	qsort(c, got, sizeof(c[0]), cmp_candidate);
-	med = &c[got / 2];
-	/*
-	 * The median is a number every sample bounds: the true offset at a
-	 * sample's base is within its bound of its offset, so within that
-	 * plus their distance of the median. Report the median at the base
-	 * of the sample that bounds it best.
-	 */
-	best = med;
-	bound = med->bound;
-	for (i = 0; i < got; i++) {
-		int64_t b = llabs(c[i].offset - med->offset) + c[i].bound;
-
-		if (b < bound) {
-			best = &c[i];
-			bound = b;
-		}
+	if (ptp_burst_result(smp, got, tc, clock_quality_drift_ppb(tc), &res)) {
+		snprintf(err, errlen, "none of %d samples bounds the %s (REALTIME stepped)",
+			 got, target_name(tc));
+		return -ERANGE;
 	}
 
 	if (!ps->opts.arb) {
@@ -255,18 +189,18 @@ static int ptp_src_measure(struct source *src, const struct target_clock *tc,
 				 id, why);
 			return -EPROTO;
 		}
-		bound += ptp_clock_accuracy_ns(fm->ann.quality.accuracy);
+		res.bound_ns += ptp_clock_accuracy_ns(fm->ann.quality.accuracy);
 	}
 
 	memset(m, 0, sizeof(*m));
-	m->offset_ns = med->offset;
-	m->bound_ns = bound;
-	m->base_ns = best->smp->base_ns;
-	m->delay_ns = 2 * med->smp->delay_ns;
+	m->offset_ns = res.offset_ns;
+	m->bound_ns = res.bound_ns;
+	m->base_ns = res.base_ns;
+	m->delay_ns = 2 * res.med->delay_ns;
 	m->stratum = fm->ann.steps_removed + 1;
 	m->leap = fm->flags & PTP_FLAG_LEAP61 ? 1 : fm->flags & PTP_FLAG_LEAP59 ? 2 : 0;
 	ptp_clock_id_str(fm->ann.gm_id, m->refid, sizeof(m->refid));
-	m->samples = got;
+	m->samples = res.used;
 	/* With those rejected while idle since the last measurement. */
 	m->rejected = s->rejected - ps->rejected_reported;
 	ps->rejected_reported = s->rejected;

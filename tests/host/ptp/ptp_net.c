@@ -137,12 +137,12 @@ static void send_across_step(struct __test_metadata *_metadata, struct ptp_net *
 			     int64_t step)
 {
 	uint8_t msg[44] = { 0x01, 0x02, 0x00, 44 };
-	int64_t before, after, t3, t3_err;
+	int64_t before, after, t3, t3_err, t3_rt, t3_rt_err;
 	int r;
 
 	realtime_step = step;
 	before = monotonic_ns();
-	r = ptp_net_send_event(n, msg, sizeof(msg), &t3, &t3_err);
+	r = ptp_net_send_event(n, msg, sizeof(msg), &t3, &t3_err, &t3_rt, &t3_rt_err);
 	after = monotonic_ns();
 	if (r == -ENETUNREACH || r == -ENODEV)
 		SKIP(return, "no multicast route on lo");
