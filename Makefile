@@ -196,7 +196,9 @@ $(BUILD)/tests/faults/%: tests/faults/%.c $(TOOL_LIB) $(wildcard include/*.h inc
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/host -Itests/guest $< $(TOOL_LIB) -o $@ $(LDLIBS)
 
-$(BUILD)/tests/shim/%.so: tests/shim/%.c
+# The ABI's headers too: a shim built against an older SET_MODEL size
+# answers ENOTTY to a newer lclkctl (stale build of a changed struct).
+$(BUILD)/tests/shim/%.so: tests/shim/%.c $(wildcard include/*.h include/uapi/linux/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -shared -fPIC $< -o $@ -ldl
 

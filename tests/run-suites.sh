@@ -132,7 +132,7 @@ suite_integration() {
 # A VM runs on one host thread (tests/vm/vm-run), so LCLK_VM_JOBS of them
 # (default: one per CPU) run side by side; their results are shown and
 # counted in a fixed order once all are done.
-userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|lclkctl_cli|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
+userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|lclkctl_cli|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|ptp_realtime_steps|python_install|torch_ddp|torch2_ddp)\.sh$'
 # Of those, the ones that reach the module only through its ABI (the
 # command line's, the daemon's, the protocols', PyTorch's, the
 # installation's) run on one kernel of the matrix, the host's own release's
@@ -142,7 +142,7 @@ userspace_tests='^tests/guest/(cluster_gloo|cluster_mpi|daemon|lclkctl_cli|daemo
 # each kernel's VM). The cluster view's jobs run on every kernel but those
 # tests/vm/kernels marks "no-cluster": their tracers attach to each
 # kernel's functions (the kernel-level suite's trace tests do that too).
-abi_only_tests='^tests/guest/(daemon|lclkctl_cli|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|python_install|torch_ddp|torch2_ddp)\.sh$'
+abi_only_tests='^tests/guest/(daemon|lclkctl_cli|daemon_leap|daemon_ptp|daemon_kill|daemon_priv|daemon_stall|ntp_sync|ptp_phc|ptp_realtime_steps|python_install|torch_ddp|torch2_ddp)\.sh$'
 ram_root_tests='^build/tests/guest/lclk_suspend$'
 # tests/guest/trace_counters.sh needs an interrupt between two instructions,
 # which TCG gives only under -icount (it says why): it runs alone in a VM of
