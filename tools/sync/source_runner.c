@@ -22,7 +22,9 @@ static void measure(struct source_runner *r, struct runner_result *res)
 		target_mark(r->tc, &r->mark);
 	res->ret = r->src.ops->measure(&r->src, r->tc, &res->m, res->err, sizeof(res->err));
 	res->m.vmclock = r->mark;
-	target_mark(r->tc, &r->mark);
+	/* the next measurement's mark: read before it, unless it uses older samples */
+	if (r->src.ops->samples_before)
+		target_mark(r->tc, &r->mark);
 	if (r->src.ops->next_due)
 		res->not_before_ns = r->src.ops->next_due(&r->src);
 	if (res->ret && !res->err[0])
