@@ -14,6 +14,13 @@
 #      even with "samples 1": synced within seconds, not after 64 s;
 #   3. SIGHUP keeps the state of unchanged sources: no new burst to a
 #      public server inside its 64 s, none ever to one that sent KoD DENY.
+# and one that failed before the daemon watched the vmclock (issue 31 §3):
+#   4. a VM restore (the shim's vmclock marker, LCLK_FAKE_VMCLOCK, rewritten
+#      as a hypervisor would) is seen within a second: the measurement
+#      under way when it came is dropped, not set (the module would refuse
+#      it), and every source is polled at once, not at its next poll 32 s
+#      away. tests/vm/snapshot-restore -d does the same across real
+#      restores of a 7.2 guest, in make bench.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -69,6 +76,7 @@ start_daemon() {
 	EOC
 	ip netns exec "$NTP_CLI" env LD_PRELOAD="$SHIM" LCLK_FAKE_PATH="$dir/lclk0" \
 		LCLK_FAKE_STEER=1 LCLK_FAKE_DRIFT_PPB=50000 LCLK_LOCK_DIR="$dir/lock" \
+		${LCLK_FAKE_VMCLOCK:+LCLK_FAKE_VMCLOCK="$LCLK_FAKE_VMCLOCK"} \
 		"$LCLKCTL" daemon -c "$dir/lclk.conf" 2>"$dir/daemon.log" &
 	daemon_pid=$!
 }
@@ -135,5 +143,41 @@ check "3: a reload sends no new burst (public floor, KoD DENY): $before requests
 	[ "$before" = "$after" ]
 check "3: the daemon took the reload" grep -q 'reloaded' "$dir/daemon.log"
 stop_daemon
+
+# ---- 4: a VM restore: the measurement under way dropped, every source polled --
+# A private server (no 64 s floor), polled every 32 s; a first burst of 8
+# samples 0.5 s apart, during which the VM is "restored".
+NTP_RESPONDER_ADDR=$NTP_V4
+ntp_start_responder 11125 good || { echo "Bail out! no responder"; exit 1; }
+export LCLK_FAKE_VMCLOCK=$dir/vmclock
+echo 1 >"$LCLK_FAKE_VMCLOCK"
+disruptions() { report | grep -o '"disruptions":[0-9]*' | cut -d: -f2; }
+start_daemon "source ntp://$NTP_V4:11125
+poll 32s 32s
+samples 8 500ms 1s"
+sleep 1.5
+echo 2 >"$LCLK_FAKE_VMCLOCK"
+took=$(time_to_update)
+check "4: restored during the first burst: synced after ${took:-never} s (<= 12), not at the next poll" \
+	at_most "$took" 12
+check "4: ... the burst measured before it was dropped, not set" \
+	grep -q 'measured before the VM was restored or migrated' "$dir/daemon.log"
+check "4: ... and nothing was refused by the clock (ESTALE)" \
+	lacks 'restored from a snapshot or migrated since the measurement' "$dir/daemon.log"
+sleep 2
+before=$(updates) t0=$SECONDS
+echo 3 >"$LCLK_FAKE_VMCLOCK"
+for _ in $(seq 40); do
+	[ "$(updates)" -gt "$before" ] 2>/dev/null && break
+	sleep 0.25
+done
+check "4: restored when synced: updated again after $((SECONDS - t0)) s (<= 10), not at the next poll" \
+	[ "$(updates)" -gt "$before" ]
+check "4: ... and says so: $(disruptions) disruptions in its report (2)" [ "$(disruptions)" = 2 ]
+check "4: ... in its log" grep -q 'the VM was restored or migrated (vmclock disruption marker 3, was 2)' \
+	"$dir/daemon.log"
+stop_daemon
+unset LCLK_FAKE_VMCLOCK
+grep -E 'restored|stepp|synced' "$dir/daemon.log" | sed 's/^/# daemon: /' | head -n 12
 [ "${LCLK_TEST_KEEP_LOG:-}" ] && cp "$dir/daemon.log" "$LCLK_TEST_KEEP_LOG"
 echo "1..$n"

@@ -16,6 +16,13 @@
  *              clock's own oscillator is LCLK_FAKE_DRIFT_PPB off (default
  *              0), so a daemon steering it has a frequency to learn. The
  *              model is this process's alone (a daemon's, under test).
+ *   GET_DISRUPTION with LCLK_FAKE_VMCLOCK naming a file that holds a
+ *              number: the VM's vmclock disruption marker, which a test
+ *              rewrites to stand for a snapshot restore; EOPNOTSUPP (no
+ *              vmclock) without. Steered, as the module: SET_MODEL with
+ *              LCLK_SET_VMCLOCK and another marker fails with ESTALE, and
+ *              a synced clock reads DISRUPTED once the marker differs from
+ *              the one of its last sync.
  *
  * and mapping it does what the module does in such a namespace
  * (LCLK_FAKE_PAGE):
@@ -93,7 +100,25 @@ static struct {
 	long long holdover;
 	unsigned int max_drift_ppb, status, model_flags, leap;
 	int tai_offset_s;
+	unsigned long long synced_marker;
 } fm = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The VM's disruption marker (LCLK_FAKE_VMCLOCK): 0 or -errno. */
+static int vm_marker(unsigned long long *marker)
+{
+	const char *path = getenv("LCLK_FAKE_VMCLOCK");
+	FILE *f;
+	int ok;
+
+	if (!path)
+		return -EOPNOTSUPP;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%llu", marker) == 1;
+	fclose(f);
+	return ok ? 0 : -EAGAIN;	/* being rewritten */
+}
 
 static long long drift_ppt(void)
 {
@@ -136,6 +161,8 @@ static void fm_anchor(long long t)
 
 static void fm_get(struct lclk_params *m)
 {
+	unsigned long long marker;
+
 	memset(m, 0, sizeof(*m));
 	pthread_mutex_lock(&fm.lock);
 	fm_anchor(monotonic_ns());
@@ -149,6 +176,9 @@ static void fm_get(struct lclk_params *m)
 	m->max_drift_ppb = fm.max_drift_ppb;
 	m->drift_mult = fm.max_drift_ppb ? lclk_ppb_to_mult(fm.max_drift_ppb) : 0;
 	m->status = fm.status;
+	if ((fm.status == LCLK_STATUS_SYNCED || fm.status == LCLK_STATUS_HOLDOVER) &&
+	    !vm_marker(&marker) && marker != fm.synced_marker)
+		m->status = LCLK_STATUS_DISRUPTED;
 	m->model_flags = fm.model_flags;
 	m->tai_offset_s = (__s16)fm.tai_offset_s;
 	m->leap = (__u8)fm.leap;
@@ -158,7 +188,13 @@ static void fm_get(struct lclk_params *m)
 static int fm_set(const struct lclk_set_model *s)
 {
 	long long now = monotonic_ns(), t0 = s->t0_ns ? s->t0_ns : now;
+	unsigned long long marker = 0;
+	int err = vm_marker(&marker);
 
+	if ((s->modes & LCLK_SET_VMCLOCK) && (err || marker != s->vmclock_marker)) {
+		errno = err == -EOPNOTSUPP ? EOPNOTSUPP : err ? EAGAIN : ESTALE;
+		return -1;
+	}
 	pthread_mutex_lock(&fm.lock);
 	fm_anchor(now);
 	if (s->modes & LCLK_SET_RATE) {
@@ -174,6 +210,7 @@ static int fm_set(const struct lclk_set_model *s)
 		fm.bound0 = s->bound_ns;
 		fm.last_update = t0;
 		fm.status = LCLK_STATUS_SYNCED;
+		fm.synced_marker = marker;
 	}
 	if (s->modes & LCLK_SET_HOLDOVER)
 		fm.holdover = s->holdover_ns;
@@ -217,6 +254,19 @@ static int fake_ioctl(unsigned long request, void *arg)
 	if (steered() && request == LCLK_IOC_SET_MODEL)
 		return fm_set(arg);
 	switch (request) {
+	case LCLK_IOC_GET_DISRUPTION: {
+		struct lclk_disruption *d = arg;
+		unsigned long long marker;
+		int err = vm_marker(&marker);
+
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+		memset(d, 0, sizeof(*d));
+		d->marker = marker;
+		return 0;
+	}
 	case LCLK_IOC_INFO: {
 		struct lclk_info *i = arg;
 

@@ -22,7 +22,16 @@ sets with the vmclock's marker from before it measured, and the module
 must refuse it (ESTALE); with --no-marker it sets as setters did before
 LCLK_SET_VMCLOCK, and the test must fail.
 
-Prints BENCH lines and a summary; exits 1 if any reading violated its bound.
+With --daemon, lclkctl daemon keeps the guest's clock (from a chronyd on
+this host that serves its CLOCK_REALTIME) and the host only samples. It
+takes no reading from savevm to the first restore: the pause savevm takes
+puts the guest behind, which nothing in the guest can see (README), and
+which the test without --daemon resyncs. After each restore the daemon
+must have the clock SYNCED again before the next one (the dwell): the
+time it took is printed, and a restore it did not resync from fails.
+
+Prints BENCH lines and a summary; exits 1 if any reading violated its bound
+(or, with --daemon, a restore was not resynced from).
 """
 import json
 import os
@@ -94,8 +103,9 @@ class Qmp:
 
 
 class Sampler(threading.Thread):
-    def __init__(self, sock, resync_s, marker=True):
+    def __init__(self, sock, resync_s, marker=True, syncs=True):
         super().__init__(daemon=True)
+        self.syncs_guest = syncs   # False: the guest's daemon does
         self.marker = 1 if marker else 0
         self.sock = sock
         self.lines = Lines(sock)
@@ -120,6 +130,10 @@ class Sampler(threading.Thread):
         # The first reading after each restore: its error, its status.
         self.mark = False
         self.after_restore = []
+        # --daemon: host CLOCK_MONOTONIC of the last restore, and the
+        # time from it to the first SYNCED reading after it (None: none).
+        self.restored_at = None
+        self.resynced_in = []
         # The main thread holds the sampler while QEMU pauses for savevm.
         self.go = threading.Event()
         self.go.set()
@@ -212,20 +226,33 @@ class Sampler(threading.Thread):
                                 f"[{t1}, {t4}]: off by {miss} ns beyond the bound")
                 if worst_status is None or s not in (SYNCED, HOLDOVER):
                     worst_status = s
+            if self.restored_at is not None and worst_status == SYNCED:
+                self.resynced_in[-1] = time.monotonic() - self.restored_at
+                self.restored_at = None
                 if self.mark and name == "mmap":
                     self.mark = False
                     self.after_restore.append((t - (t1 + t4) // 2, s))
         return worst_status
 
+    def restored(self):
+        """A restore just ended: time the daemon's resync from now."""
+        with self.lock:
+            self.restored_at = time.monotonic()
+            self.resynced_in.append(None)
+            self.mark = True
+
     def run(self):
         try:
             last_sync = 0
-            need = True
+            need = self.syncs_guest
             while not self.stop:
                 if not self.go.is_set():
                     self.idle.set()
                     self.go.wait()
                     self.idle.clear()
+                if not self.syncs_guest:
+                    self.sample()
+                    continue
                 if self.force_sync:
                     self.force_sync = False
                     need = True
@@ -258,6 +285,10 @@ def main():
                     help="each restore applies a sync measured before it")
     ap.add_argument("--no-marker", dest="marker", action="store_false",
                     help="the guest's syncs do not give the vmclock's marker")
+    ap.add_argument("--daemon", action="store_true",
+                    help="the guest's lclkctl daemon keeps its clock; the host only samples")
+    ap.add_argument("--sync-timeout", type=float, default=120.0,
+                    help="--daemon: how long the daemon may take to sync after boot")
     a = ap.parse_args()
 
     t_start = time.monotonic()
@@ -280,20 +311,32 @@ def main():
             break
     print(f"# guest up after {time.monotonic() - t_start:.1f} s")
 
-    smp = Sampler(port, a.resync, a.marker)
+    if a.daemon:
+        a.dwell = max(a.dwell, 8.0)
+    smp = Sampler(port, a.resync, a.marker, syncs=not a.daemon)
     smp.lines.buf = hello.buf
     smp.start()
+    if a.daemon:
+        end = time.monotonic() + a.sync_timeout
+        while smp.status_count.get(SYNCED, 0) == 0 and time.monotonic() < end and not smp.error:
+            time.sleep(0.2)
+        if smp.status_count.get(SYNCED, 0) == 0:
+            print(f"snapshot-restore: the guest's daemon did not sync in {a.sync_timeout:.0f} s",
+                  file=sys.stderr)
+            return 2
+        print(f"# the guest's daemon synced {time.monotonic() - t_start:.1f} s after boot")
     time.sleep(5)
-    if smp.syncs == 0:
+    if smp.syncs == 0 and not a.daemon:
         print(f"snapshot-restore: no sync in 5 s ({smp.sync_failed} failed)", file=sys.stderr)
     t = time.monotonic()
     smp.phase = "savevm"
     held = None
-    if a.pause_resync or a.race:
+    if a.pause_resync or a.race or a.daemon:
         # savevm stops the VM, and under TCG the guest's clocks stop with
         # it: the guest comes back behind by the pause, which no vmclock
         # reports (QEMU marks loads only). As whoever paused it would, the
-        # host syncs it afterwards, and takes no reading meanwhile.
+        # host syncs it afterwards, and takes no reading meanwhile; with
+        # --daemon it takes none until the first restore.
         smp.hold()
     if a.race:
         held = smp.measure_held()
@@ -305,7 +348,7 @@ def main():
     if held is not None and smp.apply_held(held) != 0:
         print("snapshot-restore: the held sync failed before any restore", file=sys.stderr)
         return 2
-    if a.pause_resync or a.race:
+    if (a.pause_resync or a.race) and not a.daemon:
         smp.force_sync = True
         smp.go.set()
     time.sleep(a.wait)
@@ -323,7 +366,8 @@ def main():
             rc = smp.apply_held(held)
             held_rc[rc] = held_rc.get(rc, 0) + 1
             smp.go.set()
-        smp.mark = True
+        smp.restored()
+        smp.go.set()
         time.sleep(a.dwell)
         if smp.error:
             break
@@ -365,12 +409,20 @@ def main():
         rcs = ", ".join(f"{'no answer' if k is None else os.strerror(k) if k else 'applied'} {n}"
                         for k, n in sorted(held_rc.items(), key=lambda kv: str(kv[0])))
         print(f"# {a.label}: the sync measured before savevm, set after each restore: {rcs}")
+    unresynced = 0
+    if a.daemon:
+        took = [r for r in smp.resynced_in if r is not None]
+        unresynced = len(smp.resynced_in) - len(took)
+        print(f"# {a.label}: the daemon resynced after {len(took)} of {len(smp.resynced_in)} restores"
+              + (f", {min(took):.1f}..{max(took):.1f} s after loadvm returned" if took else "")
+              + (f"; {unresynced} still not synced {a.dwell:.0f} s after" if unresynced else ""))
+        print(f"BENCH {a.label}.resync_max_s {max(took) if took else -1:.1f}")
     for e in smp.examples:
         print(f"#   {e}")
     print(f"BENCH {a.label}.disruption_violations {v}")
     print(f"BENCH {a.label}.disruption_readings {smp.readings}")
     print(f"BENCH {a.label}.disruption_restores {len(load_s)}")
-    return 1 if v else 0
+    return 1 if v or unresynced else 0
 
 
 if __name__ == "__main__":

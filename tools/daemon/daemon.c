@@ -223,6 +223,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *cfg)
 		return EXIT_FAIL;
 	}
 	d->report.rate_ppt = d->report.freq_ppt = servo_freq(d->servo);
+	target_mark(&d->tc, &d->mark);
 	log_notice("%s: %s, rate %lld ppt, %u sources, holdover %llds, drift %u ppb",
 		   cfg->device, lclk_status_name(model.status), (long long)model.rate_ppt,
 		   (unsigned int)cfg->nsources, (long long)(cfg->holdover_ns / 1000000000LL),
@@ -343,6 +344,8 @@ int64_t daemon_next_event(const struct daemon *d)
 	}
 	if (d->correction_end_ns && d->correction_end_ns < t)
 		t = d->correction_end_ns;
+	if (d->mark.vmclock && d->next_mark_check_ns < t)
+		t = d->next_mark_check_ns;
 	return t;
 }
 
@@ -360,6 +363,18 @@ static void record(struct daemon *d, struct daemon_source *s, const struct runne
 	if (res->ret == -EAGAIN) {
 		log_debug("%s: %s", s->cfg.url, res->err);
 		dsrc_schedule(s, now);
+		return;
+	}
+	/*
+	 * Measured before a restore or a migration that watch_disruption()
+	 * has seen since: not the source's fault, and not the time now.
+	 */
+	if (!res->ret && d->mark.known && m->vmclock.known &&
+	    m->vmclock.marker != d->mark.marker) {
+		log_info("%s: measured before the VM was restored or migrated: measuring again",
+			 s->cfg.url);
+		dsrc_schedule(s, now);
+		dsrc_poll_now(s, now);
 		return;
 	}
 	if (!source_report_poll(&s->report, res->ret, m, res->err)) {
@@ -652,6 +667,41 @@ done:
 	}
 }
 
+/*
+ * A VM restored from a snapshot or migrated: its vmclock's disruption
+ * marker changed, and the module reports DISRUPTED, with no bound, until
+ * the next update. Every source's latest measurement is of the time
+ * before, on a clock that has jumped since: all are dropped, and every
+ * source is polled at once, at its fast interval, rather than at its
+ * next poll, up to maxpoll away. Looked at on every wakeup (a few loads
+ * from the vmclock's page) and, on a VM with a vmclock, at least every
+ * DISRUPTION_CHECK_NS: that long at most goes to noticing.
+ */
+#define DISRUPTION_CHECK_NS	1000000000LL
+
+static void watch_disruption(struct daemon *d, int64_t now)
+{
+	struct vmclock_mark cur;
+	unsigned int i;
+
+	target_mark(&d->tc, &cur);
+	if (!cur.vmclock)
+		return;
+	d->next_mark_check_ns = now + DISRUPTION_CHECK_NS;
+	if (!cur.known)
+		return;		/* mid-update: the next look */
+	if (d->mark.known && cur.marker != d->mark.marker) {
+		log_notice("the VM was restored or migrated (vmclock disruption marker %llu, was %llu): polling every source now",
+			   (unsigned long long)cur.marker, (unsigned long long)d->mark.marker);
+		d->report.disruptions++;
+		for (i = 0; i < d->nsrc; i++) {
+			d->src[i]->valid = false;
+			dsrc_poll_now(d->src[i], now);
+		}
+	}
+	d->mark = cur;
+}
+
 void daemon_run_due(struct daemon *d, int64_t now)
 {
 	struct runner_result res;
@@ -660,6 +710,7 @@ void daemon_run_due(struct daemon *d, int64_t now)
 	int ret;
 
 	drain_wake(d);
+	watch_disruption(d, now);
 	if (d->correction_end_ns && now >= d->correction_end_ns)
 		end_correction(d);
 	for (i = 0; i < d->nsrc; i++) {

@@ -42,6 +42,13 @@ struct daemon {
 	unsigned int updates;		/* since start, for makestep's limit */
 	bool no_source;			/* holding over */
 	int64_t leap_at;		/* logical instant of the last leap set, 0: none */
+	/*
+	 * The vmclock's disruption marker as last seen (.vmclock: the VM has
+	 * one), looked at on each wakeup and at least every
+	 * DISRUPTION_CHECK_NS (watch_disruption()).
+	 */
+	struct vmclock_mark mark;
+	int64_t next_mark_check_ns;
 	struct daemon_report report;
 };
 

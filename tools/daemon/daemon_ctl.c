@@ -197,6 +197,7 @@ void ctl_report_json(const struct daemon_report *r, FILE *f)
 	json_uint(&j, "updates", r->updates);
 	json_uint(&j, "steps", r->steps);
 	json_uint(&j, "rejected", r->rejected);
+	json_uint(&j, "disruptions", r->disruptions);
 	if (r->selected >= 0)
 		json_str(&j, "selected", r->sources[r->selected].url);
 	else
@@ -236,10 +237,13 @@ void ctl_report_text(const struct daemon_report *r, FILE *f)
 	char a[UNITS_BUFSZ], b[UNITS_BUFSZ], c[UNITS_BUFSZ], d[UNITS_BUFSZ];
 	unsigned int i;
 
-	fprintf(f, "daemon:       %s, %s, poll %s, rate %s, %llu updates, %llu steps, %llu rejected replies\n",
+	fprintf(f, "daemon:       %s, %s, poll %s, rate %s, %llu updates, %llu steps, %llu rejected replies",
 		r->device, lclk_status_name(r->status), units_ns(a, sizeof(a), r->poll_ns),
 		units_ppt(b, sizeof(b), r->rate_ppt), (unsigned long long)r->updates,
 		(unsigned long long)r->steps, (unsigned long long)r->rejected);
+	if (r->disruptions)
+		fprintf(f, ", %llu VM restores or migrations", (unsigned long long)r->disruptions);
+	fputc('\n', f);
 	fprintf(f, "  %-36s %-5s %5s %11s %11s %11s %10s\n", "S Source", "Class", "Reach",
 		"Offset", "Delay", "Bound", "Age");
 	for (i = 0; i < r->nsources; i++) {

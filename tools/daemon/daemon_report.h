@@ -51,6 +51,7 @@ struct daemon_report {
 	int64_t poll_ns;		/* the selected source's poll interval, else the shortest */
 	int64_t last_update_ns;		/* 0 if never */
 	uint64_t updates, steps, rejected;
+	uint64_t disruptions;		/* VM restores and migrations seen (vmclock) */
 	int selected;			/* index into sources, -1 none */
 	unsigned int nsources;
 	struct source_report sources[CONFIG_MAX_SOURCES];

@@ -100,6 +100,15 @@ int64_t dsrc_next_event(const struct daemon_source *s)
 	return s->out ? s->deadline_ns : s->next_poll_ns;
 }
 
+void dsrc_poll_now(struct daemon_source *s, int64_t now_ns)
+{
+	poll_sched_update(&s->sched, 0, true);
+	/* A poll that is out comes back measured before: record() calls again. */
+	if (s->out)
+		return;
+	s->next_poll_ns = now_ns < s->not_before_ns ? s->not_before_ns : now_ns;
+}
+
 void dsrc_schedule(struct daemon_source *s, int64_t now_ns)
 {
 	s->out = false;

@@ -71,5 +71,11 @@ int dsrc_poll(struct daemon_source *s, const struct daemon_config *cfg, int64_t 
 int64_t dsrc_next_event(const struct daemon_source *s);
 /* Schedule the next poll after a result at now_ns, with the schedule as it now is. */
 void dsrc_schedule(struct daemon_source *s, int64_t now_ns);
+/*
+ * The clock was disturbed (a VM restore): poll at now_ns, or once the
+ * source takes polls, then at the fast interval. A poll that is out is
+ * left to end: its result is the caller's to drop, then call again.
+ */
+void dsrc_poll_now(struct daemon_source *s, int64_t now_ns);
 
 #endif /* LCLK_DAEMON_SOURCE_H */

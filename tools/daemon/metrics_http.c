@@ -189,6 +189,9 @@ void metrics_render(const struct daemon_report *r, FILE *f)
 	prom_family(&pr, "lclk_rejected_replies_total", "counter",
 	       "Replies from sources rejected (malformed, spoofed, unsynchronised...).");
 	gauge(f, "lclk_rejected_replies_total", dev, r->rejected);
+	prom_family(&pr, "lclk_disruptions_total", "counter",
+		    "VM restores and migrations seen through the vmclock's disruption marker.");
+	gauge(f, "lclk_disruptions_total", dev, r->disruptions);
 
 	prom_family(&pr, "lclk_source_state", "gauge", "1 for each source's state, 0 for the others.");
 	for (i = 0; i < r->nsources; i++) {

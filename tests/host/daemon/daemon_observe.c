@@ -84,6 +84,7 @@ static void sample_report(struct daemon_report *r)
 	r->updates = 10;
 	r->steps = 1;
 	r->rejected = 3;
+	r->disruptions = 2;
 	r->selected = 0;
 	r->nsources = 2;
 	snprintf(r->sources[0].url, sizeof(r->sources[0].url), "ptp://veth0");
@@ -130,6 +131,7 @@ TEST(metrics_text)
 	EXPECT_TRUE(has(t, "lclk_status{device=\"/dev/lclk0\",status=\"disrupted\"} 0\n"));
 	EXPECT_TRUE(has(t, "# TYPE lclk_steps_total counter\nlclk_steps_total{device=\"/dev/lclk0\"} 1\n"));
 	EXPECT_TRUE(has(t, "lclk_rejected_replies_total{device=\"/dev/lclk0\"} 3\n"));
+	EXPECT_TRUE(has(t, "# TYPE lclk_disruptions_total counter\nlclk_disruptions_total{device=\"/dev/lclk0\"} 2\n"));
 	EXPECT_TRUE(has(t, "lclk_source_reach{source=\"ptp://veth0\",class=\"ptp\"} 255\n"));
 	EXPECT_TRUE(has(t, "lclk_source_state{source=\"ptp://veth0\",class=\"ptp\",state=\"selected\"} 1\n"));
 	EXPECT_TRUE(has(t, "lclk_source_delay_seconds{source=\"ptp://veth0\",class=\"ptp\"} 2.8e-06\n"));
@@ -155,6 +157,7 @@ TEST(control_renderings)
 	EXPECT_EQ('{', t[0]);
 	EXPECT_TRUE(has(t, "\"status\":\"synced\""));
 	EXPECT_TRUE(has(t, "\"selected\":\"ptp://veth0\""));
+	EXPECT_TRUE(has(t, "\"rejected\":3,\"disruptions\":2,"));
 	EXPECT_TRUE(has(t, "{\"url\":\"ptp://veth0\",\"class\":\"ptp\",\"prefer\":false,\"state\":\"selected\",\"reach\":255,\"offset_ns\":-1234,\"delay_ns\":2800,\"bound_ns\":3000,\"age_ns\":1000000000"));
 	EXPECT_TRUE(has(t, "\"url\":\"ntp://\\\"odd\\\"host\""));
 	EXPECT_TRUE(has(t, "\"error\":\"timeout\""));
@@ -164,6 +167,7 @@ TEST(control_renderings)
 	EXPECT_TRUE(has(t, " 377 "));
 	EXPECT_TRUE(has(t, "? ntp://\"odd\"host"));
 	EXPECT_TRUE(has(t, "(timeout)"));
+	EXPECT_TRUE(has(t, "3 rejected replies, 2 VM restores or migrations\n"));
 	free(t);
 }
 
