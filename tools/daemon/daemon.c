@@ -684,9 +684,10 @@ static void watch_disruption(struct daemon *d, int64_t now)
 	struct vmclock_mark cur;
 	unsigned int i;
 
-	target_mark(&d->tc, &cur);
-	if (!cur.vmclock)
+	/* A VM does not gain a vmclock while it runs: without, nothing to read. */
+	if (!d->mark.vmclock)
 		return;
+	target_mark(&d->tc, &cur);
 	d->next_mark_check_ns = now + DISRUPTION_CHECK_NS;
 	if (!cur.known)
 		return;		/* mid-update: the next look */
