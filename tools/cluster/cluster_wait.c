@@ -5,9 +5,10 @@
  * clock running ahead, the match may come later still), and the last few
  * matched receives no block took (a futex wait ends after the receive that
  * woke it), and its last few sends (where its waits begin); then the
- * attributions waiting to be settled, by the end of their wait; then per
- * rank its last settled attributions, where a later wait looks up whether
- * its sender had just been released.
+ * woken waits held until the receive that woke them has had its chance to
+ * be matched, and the attributions waiting to be settled, both by the end
+ * of their wait; then per rank its last settled attributions, where a
+ * later wait looks up whether its sender had just been released.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,6 +59,23 @@ struct sent {
 	int64_t t_ns, bound_ns;
 };
 
+/*
+ * A woken wait, held until the merge is the horizon past its end, as the
+ * attributions are: the receive that woke it may be matched after the wait
+ * is seen (its send's record ends later in the merge's order: the sender's
+ * clock ahead, a send call that lasted). Its rank's receives no block took
+ * in (begin, end] and within link_ns of end, by time, and its rank's sends
+ * in (begin, end) (where it begins), as they come. begin: its call's.
+ */
+struct woken {
+	struct block b;
+	uint32_t rank;
+	struct received wakers[RECENT];	/* by time, the latest kept */
+	unsigned int nwakers;
+	struct sent sends[SENDS];	/* the latest kept */
+	unsigned int nsends;
+};
+
 /* A waiting call of the rank's main thread. */
 struct blocked {
 	int64_t begin, end, bound_begin;
@@ -84,6 +102,8 @@ struct cluster_wait {
 	struct rank_state *ranks;
 	uint32_t nranks, cap;
 	uint64_t rounds;
+	struct woken *woken;		/* by end */
+	size_t nwoken, woken_cap;
 	struct attribution *attrs;	/* by end */
 	size_t nattrs, attrs_cap;
 	cluster_wait_fn hook;
@@ -107,6 +127,7 @@ void cluster_wait_free(struct cluster_wait *w)
 {
 	if (w) {
 		free(w->ranks);
+		free(w->woken);
 		free(w->attrs);
 	}
 	free(w);
@@ -172,21 +193,130 @@ static const struct sent *sent_within(const struct rank_state *r, int64_t begin,
 	return last;
 }
 
+/* Whether a receive at t_ns may have woken b: in (begin, end], within link_ns of end. */
+static bool may_wake(const struct cluster_wait *w, const struct block *b, int64_t t_ns)
+{
+	return t_ns > b->begin && t_ns <= b->end && b->end - t_ns <= w->link_ns;
+}
+
+/* Into h's receives, by time (the latest after an equal one); the oldest goes. */
+static void add_waker(struct woken *h, const struct received *m)
+{
+	unsigned int i;
+
+	if (h->nwakers == RECENT) {
+		if (m->t_ns < h->wakers[0].t_ns)
+			return;
+		memmove(h->wakers, h->wakers + 1, --h->nwakers * sizeof(*h->wakers));
+	}
+	for (i = h->nwakers; i > 0 && h->wakers[i - 1].t_ns > m->t_ns; i--)
+		h->wakers[i] = h->wakers[i - 1];
+	h->wakers[i] = *m;
+	h->nwakers++;
+}
+
+/* Into h's sends, if in its wait; the earliest goes. */
+static void add_send(struct woken *h, const struct sent *s)
+{
+	unsigned int i, earliest = 0;
+
+	if (s->t_ns <= h->b.begin || s->t_ns >= h->b.end)
+		return;
+	if (h->nsends < SENDS) {
+		h->sends[h->nsends++] = *s;
+		return;
+	}
+	for (i = 1; i < SENDS; i++)
+		if (h->sends[i].t_ns < h->sends[earliest].t_ns)
+			earliest = i;
+	if (s->t_ns > h->sends[earliest].t_ns)
+		h->sends[earliest] = *s;
+}
+
+/*
+ * Hold the woken wait call of rank, with the receives and sends the merge
+ * has seen already, in the order of the waits' ends. 0 or -ENOMEM.
+ */
+static int hold_woken(struct cluster_wait *w, uint32_t rank, const struct block *call)
+{
+	const struct rank_state *r = &w->ranks[rank];
+	struct woken *h;
+	unsigned int i;
+	size_t at;
+
+	if (w->nwoken == w->woken_cap) {
+		size_t cap = w->woken_cap ? 2 * w->woken_cap : 16;
+		struct woken *v = realloc(w->woken, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		w->woken = v;
+		w->woken_cap = cap;
+	}
+	for (at = w->nwoken; at > 0 && w->woken[at - 1].b.end > call->end; at--)
+		;
+	memmove(w->woken + at + 1, w->woken + at, (w->nwoken - at) * sizeof(*w->woken));
+	w->nwoken++;
+	h = &w->woken[at];
+	*h = (struct woken){ .b = *call, .rank = rank };
+	/* Oldest first: a ring's entries from nrecent - RECENT on. */
+	for (i = r->nrecent > RECENT ? r->nrecent - RECENT : 0; i < r->nrecent; i++)
+		if (may_wake(w, &h->b, r->recent[i % RECENT].t_ns))
+			add_waker(h, &r->recent[i % RECENT]);
+	for (i = 0; i < r->nsends && i < SENDS; i++)
+		add_send(h, &r->sends[i]);
+	return 0;
+}
+
+/*
+ * A woken wait, the merge the horizon past its end: attributed to the
+ * latest of its receives, from the rank's latest send before the first of
+ * them (the sends after answer them), if that is still long enough a wait.
+ * Without a receive, the one that woke it was not seen: no attribution.
+ */
+static void resolve_woken(struct cluster_wait *w, const struct woken *h)
+{
+	struct block b = h->b;
+	const struct sent *s = NULL;
+	int64_t answered;
+	unsigned int i;
+
+	if (!h->nwakers)
+		return;
+	answered = h->wakers[0].t_ns;
+	for (i = 0; i < h->nsends; i++)
+		if (h->sends[i].t_ns < answered && (!s || h->sends[i].t_ns > s->t_ns))
+			s = &h->sends[i];
+	if (s) {
+		b.begin = s->t_ns;
+		b.bound_begin = s->bound_ns;
+	}
+	if (b.end - b.begin < w->min_ns) {
+		w->ranks[h->rank].st.blocks--;	/* no wait after all */
+		return;
+	}
+	attribute(w, h->rank, &b, &h->wakers[h->nwakers - 1].send);
+}
+
 int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 		       int64_t end, int64_t bound_begin_ns, unsigned int flags)
 {
 	bool woken = flags & CLUSTER_BLOCK_WOKEN;
+	struct block call = { begin, end, bound_begin_ns, flags & CLUSTER_BLOCK_AUX };
 	struct rank_state *r = rank_get(w, rank);
-	const struct received *m = NULL;
 	int64_t answered = end;
 	const struct sent *s;
 	struct block b;
 
 	if (!r)
 		return -ENOMEM;
-	/* Woken from a futex by another thread of the rank, after it received. */
-	if (woken)
-		m = woke(w, r, begin, end, &answered);
+	/*
+	 * Woken from a futex by another thread of the rank, after it received.
+	 * Until that receive is matched, a send in the link's time before the
+	 * end may be what answers it.
+	 */
+	if (woken && !woke(w, r, begin, end, &answered))
+		answered = end - w->link_ns;
 	/*
 	 * A rank waits from its own last send, when it entered the exchange:
 	 * a thread of it that went idle earlier (gloo's I/O thread, in epoll
@@ -210,13 +340,9 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 	r->last_begin = begin;
 	r->last_end = end;
 	r->st.blocks++;
+	if (woken)	/* by the receive that woke it, once it has been matched */
+		return hold_woken(w, rank, &call);
 	b = (struct block){ begin, end, bound_begin_ns, flags & CLUSTER_BLOCK_AUX };
-	/* By a receive the merge has seen already, or by none. */
-	if (woken) {
-		if (m)
-			attribute(w, rank, &b, &m->send);
-		return 0;
-	}
 	if (r->npending == PENDING)	/* the oldest never found its message */
 		memmove(r->pending, r->pending + 1, --r->npending * sizeof(*r->pending));
 	r->pending[r->npending++] = b;
@@ -243,8 +369,15 @@ int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
 
 	if (!r)
 		return -ENOMEM;
-	if (send)
-		r->sends[r->nsends++ % SENDS] = (struct sent){ t_ns, bound_ns };
+	if (send) {
+		struct sent s = { t_ns, bound_ns };
+		size_t i;
+
+		r->sends[r->nsends++ % SENDS] = s;
+		for (i = 0; i < w->nwoken; i++)
+			if (w->woken[i].rank == rank)
+				add_send(&w->woken[i], &s);
+	}
 	if (send && (!r->st.sent || t_ns > r->st.last_send_ns)) {
 		r->st.sent = true;
 		r->st.last_send_ns = t_ns;
@@ -374,8 +507,14 @@ void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
 			break;
 	}
 	if (i == r->npending) {
-		/* For a wait woken by it, which ends later. */
-		r->recent[r->nrecent++ % RECENT] = (struct received){ recv->t_ns, *send };
+		/* For a wait woken by it: held already, or ending later. */
+		struct received m = { recv->t_ns, *send };
+		size_t j;
+
+		r->recent[r->nrecent++ % RECENT] = m;
+		for (j = 0; j < w->nwoken; j++)
+			if (w->woken[j].rank == recv->rank && may_wake(w, &w->woken[j].b, m.t_ns))
+				add_waker(&w->woken[j], &m);
 		return;
 	}
 	/* This block, and any older one left unattributed, are done with. */
@@ -537,6 +676,12 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 {
 	size_t n, kept = 0;
 
+	/* Before the attributions: theirs join them, by end, to settle now. */
+	for (n = 0; n < w->nwoken &&
+	     (now_ns == INT64_MAX || w->woken[n].b.end < now_ns - w->horizon_ns); n++)
+		resolve_woken(w, &w->woken[n]);
+	memmove(w->woken, w->woken + n, (w->nwoken - n) * sizeof(*w->woken));
+	w->nwoken -= n;
 	for (n = 0; n < w->nattrs &&
 	     (now_ns == INT64_MAX || w->attrs[n].end < now_ns - w->horizon_ns); n++) {
 		const struct attribution *a = &w->attrs[n];

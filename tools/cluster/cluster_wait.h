@@ -9,7 +9,9 @@
  * left before the block ended, the sender's clock taken as far ahead as
  * the traffic the other way allows (else the one that ended it was lost);
  * a futex wait woken by another thread of the rank, to the receive of
- * that rank within link_ns before its end. A wait of a thread that idles by
+ * that rank within link_ns before its end, looked for once the merge is
+ * horizon_ns past the wait (that receive may be matched after the wait is
+ * seen: its send's record ends later). A wait of a thread that idles by
  * design (CLUSTER_BLOCK_AUX: gloo's I/O thread in epoll, its workers on
  * futexes) is the rank's only while the rank's main thread is blocked
  * too. Its sender is the direct

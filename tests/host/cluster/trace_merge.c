@@ -1334,6 +1334,78 @@ TEST(a_send_answering_a_receive_in_a_woken_wait_does_not_shorten_it)
 }
 
 /*
+ * A woken futex wait reaches the merge before the receive that woke it is
+ * matched: the receive's send record ends later in the merge's order (the
+ * sender's clock ahead, a send call that lasted). Rank 0 sends at T0 and
+ * its main thread waits on a futex [T0 + 1 ms, T0 + 200 ms], woken after
+ * its I/O thread received rank 3's message (sent at 199.6 ms, received at
+ * 199.7 ms), matched only after the wait is seen. With EARLIER, rank 2's
+ * message, sent at 150 ms, was received at 199.2 ms and matched before:
+ * not what woke the wait. With ANSWER, rank 0 answers rank 3's message at
+ * 199.8 ms, before the futex call returns (that send answers, it does not
+ * begin the wait). The wait is rank 3's, certain, one round over the whole
+ * wait, settled once the merge is the horizon past its end and not before. Gloo at --min-wait 300ms: a round
+ * charged to the wrong rank. Records the settled wait in *got; its rounds.
+ */
+static int record_settled(void *ctx, const struct settled_wait *sw)
+{
+	*(struct settled_wait *)ctx = *sw;
+	return 0;
+}
+
+static uint64_t woken_before_its_match(bool earlier, bool answer, struct settled_wait *got)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 10 * MS, 50 * MS);
+	struct msg_end send2 = { .host = 2, .rank = 2, .t_ns = T0 + 150 * MS, .bound_ns = 10 * US };
+	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 199 * MS + 200 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 199 * MS + 600 * US,
+				 .bound_ns = 10 * US };
+	struct msg_end recv0b = { .host = 0, .rank = 0, .t_ns = T0 + 199 * MS + 700 * US,
+				  .bound_ns = 10 * US };
+	uint64_t rounds;
+
+	if (!w)
+		return UINT64_MAX;
+	cluster_wait_set_hook(w, record_settled, got);
+	cluster_wait_seen(w, 0, true, T0, 10 * US);
+	if (earlier)
+		cluster_wait_message(w, &send2, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	if (answer)
+		cluster_wait_seen(w, 0, true, T0 + 199 * MS + 800 * US, 10 * US);
+	cluster_wait_block(w, 0, T0 + MS, T0 + 200 * MS, 10 * US, CLUSTER_BLOCK_WOKEN);
+	cluster_wait_settle(w, T0 + 200 * MS);
+	cluster_wait_message(w, &send3, &recv0b, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, T0 + 205 * MS);
+	rounds = cluster_wait_rounds(w);	/* within the horizon: none yet */
+	cluster_wait_settle(w, T0 + 211 * MS);
+	rounds = rounds ? UINT64_MAX : cluster_wait_rounds(w);
+	cluster_wait_settle(w, INT64_MAX);
+	if (cluster_wait_rounds(w) != rounds || cluster_wait_rank(w, 2)->last ||
+	    cluster_wait_rank(w, 0)->blocks != 1)
+		rounds = UINT64_MAX;
+	cluster_wait_free(w);
+	return rounds;
+}
+
+TEST(a_woken_wait_is_charged_to_the_receive_that_woke_it_matched_later)
+{
+	static const bool cases[][2] = { { true, false }, { false, false }, { false, true } };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct settled_wait got = { .root = UINT32_MAX };
+
+		EXPECT_EQ(woken_before_its_match(cases[i][0], cases[i][1], &got), 1);
+		EXPECT_EQ(got.waiter, 0);
+		EXPECT_EQ(got.root, 3);
+		EXPECT_EQ(got.begin, T0 + MS);
+		EXPECT_EQ(got.end, T0 + 200 * MS);
+		EXPECT_TRUE(got.proven);
+	}
+}
+
+/*
  * A message sent after a wait ended did not end it, even when its receive
  * comes within the link's time after the wait: the one that did was not
  * recorded (the tracer lost the call). Seen on the debug kernel, whose
