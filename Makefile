@@ -79,6 +79,7 @@ help:
 	@echo "make bench      run tests/bench, one 'BENCH name value' line per figure"
 	@echo "make install    install on this host (KDIR=/lib/modules/\$$(uname -r)/build), for development"
 	@echo "make deb        the Debian packages lclk-dkms, lclkctl, python3-lclk in build/deb/, lintian-checked"
+	@echo "                (RELEASE=trixie: built in that release's root, in build/deb-trixie/)"
 
 deps:
 	$(Q)scripts/deps.sh
@@ -300,23 +301,14 @@ version:
 	@echo $(VERSION)
 
 # The Debian packages lclk-dkms, lclkctl and python3-lclk (debian/), built
-# with debhelper from a copy of the checkout's files (git ls-files: what is
-# tracked or new, not what is ignored), so that the checkout stays as it
-# is; then lintian, which must say nothing (debian/*.lintian-overrides give
-# each tag left a reason). The packages go to build/deb/.
-DEB_DIR		:= $(BUILD)/deb
+# with debhelper from a copy of the checkout's files, then lintian, which
+# must say nothing (scripts/deb-build): for this host's release in
+# build/deb/, for another (RELEASE=trixie, sid) in its root
+# (scripts/release-root) with its own compiler, libbpf and Python, in
+# build/deb-RELEASE/.
+RELEASE		?=
 deb:
-	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/lclk-$(VERSION)
-	$(Q)git ls-files -z --cached --others --exclude-standard | \
-		xargs -0 sh -c 'for f; do [ -e "$$f" ] && printf "%s\0" "$$f"; done' sh | \
-		cpio -0 -pdm --quiet $(DEB_DIR)/lclk-$(VERSION)
-	$(Q)cd $(DEB_DIR)/lclk-$(VERSION) && \
-		dpkg-buildpackage -us -uc -j$$(nproc) >../build.log 2>&1 || \
-		{ tail -30 ../build.log >&2; exit 1; }
-	$(Q)cd $(DEB_DIR) && { lintian -I -E --pedantic lclk_*.changes >lintian.log 2>&1; rc=$$?; \
-		grep -v 'running with root privileges' lintian.log; \
-		[ $$rc = 0 ] && ! grep -qE '^[EWIPX]: ' lintian.log; }
-	$(Q)ls $(DEB_DIR)/*.deb
+	$(Q)scripts/deb-build $(RELEASE)
 
 # PYTHON_VENV=DIR: into a virtual environment, made if missing with
 # --system-site-packages (Debian's python3-torch, pip and setuptools seen
