@@ -22,10 +22,28 @@ cluster_instances() {
 	tests/guest/lib/insmod.sh "$module" "instances=$1"
 }
 
+# cluster_leftovers N: what a cluster test killed by its timeout (SIGKILL:
+# no cluster_down) left: its processes, namespaces and bridge, which would
+# make the next test's cluster_up fail ("File exists").
+cluster_leftovers() {
+	local i p br
+	for i in $(seq 0 $(($1 - 1))); do
+		for p in $(cat "/sys/fs/cgroup/lclk-cl$i/cgroup.procs" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null
+		done
+		ip netns del "lclk-cl$i" 2>/dev/null
+	done
+	for br in $(ip -o link show type bridge | awk -F': ' '$2 ~ /^lclkbr/ { print $2 }'); do
+		ip link del "$br"
+	done
+	return 0
+}
+
 # cluster_up N: the bridge (with 10.77.0.254 in this namespace, for
 # mpirun's own connections), the namespaces, their veths and cgroups.
 cluster_up() {
 	local i
+	cluster_leftovers "$1"
 	ip link add "$CLUSTER_BR" type bridge &&
 		ip addr add "$CLUSTER_NET.254/24" dev "$CLUSTER_BR" &&
 		ip link set "$CLUSTER_BR" up || return 1
