@@ -13,6 +13,11 @@
 #define VMCLOCK_NEEDED	(offsetof(struct vmclock_abi_page, time_maxerror_nanosec) + \
 			 sizeof(uint64_t))
 
+/* vmclock-abi.h's offsets, which the hypervisor writes to */
+_Static_assert(offsetof(struct vmclock_abi_page, counter_value) == 40 &&
+	       offsetof(struct vmclock_abi_page, time_maxerror_nanosec) == 96 &&
+	       sizeof(struct vmclock_abi_page) == 112, "vmclock page layout");
+
 /*
  * Neither the time nor the counts since counter_value (nor their error)
  * may reach 2^34 s (year 2514): past int64_t ns anyway, and it keeps the
