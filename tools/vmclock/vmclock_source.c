@@ -33,9 +33,10 @@ struct vmclock_source {
 	size_t len;		/* of the page, or of a shorter file */
 };
 
-/* One reading: the page as it was, the counter in it, the bracket. */
+/* One reading: the page's fields as they were, the counter, the bracket. */
 struct vmclock_reading {
-	unsigned char copy[VMCLOCK_MAP_LEN];
+	struct vmclock_abi_page copy;
+	size_t len;		/* of copy: the page's, or the file's */
 	uint64_t counter;
 	int64_t lo_ns, hi_ns;	/* CLOCK_MONOTONIC before and after it */
 };
@@ -127,6 +128,7 @@ static int read_page(const struct vmclock_source *vs, struct vmclock_reading *r)
 	int64_t deadline = monotonic_ns() + VMCLOCK_WAIT_NS;
 	uint32_t seq;
 
+	r->len = vs->len < sizeof(r->copy) ? vs->len : sizeof(r->copy);
 	do {
 		seq = __atomic_load_n(seqp, __ATOMIC_ACQUIRE);
 		if (seq & 1) {
@@ -134,7 +136,7 @@ static int read_page(const struct vmclock_source *vs, struct vmclock_reading *r)
 			continue;
 		}
 		/* may copy a write in progress: the second seq_count says */
-		memcpy(r->copy, (const void *)vs->page, vs->len);
+		memcpy(&r->copy, (const void *)vs->page, r->len);
 		r->lo_ns = monotonic_ns();
 		r->counter = tsc_read();
 		r->hi_ns = monotonic_ns();
@@ -169,39 +171,36 @@ static int vmclock_src_measure(struct source *src, const struct target_clock *tc
 {
 	struct vmclock_source *vs = src->priv;
 	unsigned int i, n = src->opts.samples ? src->opts.samples : 1;
-	struct vmclock_reading *r = malloc(sizeof(*r));
+	struct vmclock_reading r;
 	struct vmclock_params p, best_p = { 0 };
 	struct vmclock_time t, best = { 0 };
 	int64_t lo = 0, hi = 0, half, base;
 	char why[192];
 	int e = 0;
 
-	if (!r)
-		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		e = read_page(vs, r);
+		e = read_page(vs, &r);
 		if (e) {
 			snprintf(why, sizeof(why), "the hypervisor kept writing the page (seq_count odd or changing)");
 			break;
 		}
-		e = vmclock_parse(r->copy, vs->len, &p, why, sizeof(why));
+		e = vmclock_parse(&r.copy, r.len, &p, why, sizeof(why));
 		if (e)
 			break;
-		if (vmclock_time_at(&p, r->counter, &t)) {
+		if (vmclock_time_at(&p, r.counter, &t)) {
 			snprintf(why, sizeof(why), "the TSC (%llu) is too far from the page's counter_value (%llu)",
-				 (unsigned long long)r->counter,
+				 (unsigned long long)r.counter,
 				 (unsigned long long)p.counter_value);
 			e = -ERANGE;
 			break;
 		}
-		if (i && r->hi_ns - r->lo_ns >= hi - lo)
+		if (i && r.hi_ns - r.lo_ns >= hi - lo)
 			continue;
 		best = t;
 		best_p = p;
-		lo = r->lo_ns;
-		hi = r->hi_ns;
+		lo = r.lo_ns;
+		hi = r.hi_ns;
 	}
-	free(r);
 	if (e) {
 		snprintf(err, errlen, "%s: %s", vs->path, why);
 		return e;
