@@ -90,8 +90,8 @@ static int check_counter(unsigned int id, char *err, size_t errlen)
 	if (id == VMCLOCK_COUNTER_X86_TSC)
 		return 0;
 #endif
-	snprintf(err, errlen, "its counter (counter_id %u) is not the x86 TSC, the only one lclkctl reads",
-		 id);
+	snprintf(err, errlen, "its counter (counter_id %u%s) is not the x86 TSC, the only one lclkctl reads",
+		 id, id == VMCLOCK_COUNTER_INVALID ? ", INVALID" : "");
 	return -EOPNOTSUPP;
 }
 
@@ -119,9 +119,6 @@ int vmclock_parse(const void *page, size_t len, struct vmclock_params *p,
 			 le32toh(v.size), len, VMCLOCK_NEEDED);
 		return -EINVAL;
 	}
-	r = check_counter(v.counter_id, err, errlen);
-	if (r)
-		return r;
 	if (v.clock_status != VMCLOCK_STATUS_SYNCHRONIZED) {
 		/* FREERUNNING included: the hypervisor claims no bound then */
 		snprintf(err, errlen, "the hypervisor's clock is %s (clock_status %u), not SYNCHRONIZED",
@@ -129,6 +126,8 @@ int vmclock_parse(const void *page, size_t len, struct vmclock_params *p,
 		return -ENODATA;
 	}
 	r = check_time_type(v.time_type, err, errlen);
+	if (!r)
+		r = check_counter(v.counter_id, err, errlen);
 	if (r)
 		return r;
 	memset(p, 0, sizeof(*p));

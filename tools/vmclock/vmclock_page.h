@@ -54,6 +54,7 @@ struct vmclock_abi_page {
 
 #define VMCLOCK_COUNTER_ARM_VCNT	0
 #define VMCLOCK_COUNTER_X86_TSC		1
+#define VMCLOCK_COUNTER_INVALID		0xff	/* QEMU's: it fills no time */
 
 #define VMCLOCK_TIME_UTC		0
 #define VMCLOCK_TIME_TAI		1
@@ -106,7 +107,9 @@ struct vmclock_params {
  * not a vmclock's (-EINVAL), or one with no time to give with a bound
  * (-ENODATA: clock_status not SYNCHRONIZED, a time that is not UTC or
  * TAI, no maximum error of the time or of the period, inside a leap
- * second), or a counter this build cannot read (-EOPNOTSUPP).
+ * second), or a counter this build cannot read (-EOPNOTSUPP). The
+ * hypervisor's clock_status comes first: a page with no time in it
+ * (QEMU's) is refused for that, not for its counter.
  */
 int vmclock_parse(const void *page, size_t len, struct vmclock_params *p,
 		  char *err, size_t errlen);

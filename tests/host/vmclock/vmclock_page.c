@@ -250,7 +250,12 @@ TEST(refusals)
 	refused(_metadata, v, 100, -EINVAL, "100 bytes read");
 	good(v);
 	v->counter_id = VMCLOCK_COUNTER_ARM_VCNT;
-	refused(_metadata, v, 4096, -EOPNOTSUPP, "not the x86 TSC");
+	refused(_metadata, v, 4096, -EOPNOTSUPP, "(counter_id 0) is not the x86 TSC");
+	v->counter_id = VMCLOCK_COUNTER_INVALID;
+	refused(_metadata, v, 4096, -EOPNOTSUPP, "(counter_id 255, INVALID) is not the x86 TSC");
+	/* the hypervisor's claim comes first: QEMU's page is UNKNOWN */
+	v->clock_status = VMCLOCK_STATUS_UNKNOWN;
+	refused(_metadata, v, 4096, -ENODATA, "UNKNOWN");
 	good(v);
 	v->clock_status = VMCLOCK_STATUS_UNKNOWN;	/* QEMU's */
 	refused(_metadata, v, 4096, -ENODATA, "UNKNOWN (clock_status 0), not SYNCHRONIZED");
