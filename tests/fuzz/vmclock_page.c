@@ -4,9 +4,10 @@
  * first 8 bytes are the counter read, the rest the page as the file or
  * device gave it, of any length. Any page is refused with a reason or
  * parsed; the time of a parsed page at the counter either does not fit
- * (-ERANGE) or is a time since 1970 with a bound of at least the page's
- * maxerror and the rounding; one count later is no earlier, and its
- * bound, away from counter_value, no smaller.
+ * (-ERANGE), crosses the leap second a UTC page announces (-EDOM), or is
+ * a time since 1970 with a bound of at least the page's maxerror and the
+ * rounding; one count later is no earlier, and its bound, away from
+ * counter_value, no smaller. A TAI - UTC taken is positive.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,10 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	r = vmclock_time_at(&p, counter, &t);
 	if (r) {
-		if (r != -ERANGE)
+		if (r != -ERANGE && (r != -EDOM || p.tai || p.leap_indicator == VMCLOCK_LEAP_NONE))
 			abort();
 		return 0;
 	}
+	if (p.utc_offset_valid && p.utc_offset <= 0)
+		abort();
 	if (t.time_ns < 0 || t.bound_ns < VMCLOCK_ROUNDING_NS ||
 	    (uint64_t)t.bound_ns < p.maxerror_ns ||
 	    t.delta != (int64_t)(counter - p.counter_value))

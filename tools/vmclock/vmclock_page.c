@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "sync/leap.h"
 #include "vmclock_page.h"
@@ -156,6 +157,11 @@ int vmclock_parse(const void *page, size_t len, struct vmclock_params *p,
 	p->time_frac = le64toh(v.time_frac_sec);
 	p->maxerror_ns = le64toh(v.time_maxerror_nanosec);
 	p->tai = v.time_type == VMCLOCK_TIME_TAI;
+	p->leap_indicator = v.leap_indicator;
+	if ((p->flags & VMCLOCK_FLAG_TAI_OFFSET_VALID) && (int16_t)le16toh(v.tai_offset_sec) > 0) {
+		p->utc_offset_valid = true;
+		p->utc_offset = (int16_t)le16toh(v.tai_offset_sec);
+	}
 	return 0;
 }
 
@@ -167,6 +173,44 @@ static uint64_t ceil_ns(unsigned __int128 x, unsigned int shift)
 
 	return (uint64_t)(y >> 64) * NS_PER_SEC +
 	       (uint64_t)(((y & UINT64_MAX) * NS_PER_SEC + UINT64_MAX) >> 64);
+}
+
+/* The first second of sec's month (UTC), or of the month after. */
+static int64_t month_start(uint64_t sec, bool next)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	tm.tm_mday = 1;
+	tm.tm_hour = 0;
+	tm.tm_min = 0;
+	tm.tm_sec = 0;
+	tm.tm_mon += next;	/* timegm() carries December into January */
+	return (int64_t)timegm(&tm);
+}
+
+/*
+ * A UTC time extrapolated across the leap second its page announces: at
+ * or after 23:59:59 of the month's last day (which a deletion skips, and
+ * after which an insertion repeats a second), or, after one, before the
+ * first second of the month is over.
+ */
+static bool across_leap(const struct vmclock_params *p, int64_t time_ns)
+{
+	int64_t sec = time_ns / (int64_t)NS_PER_SEC;
+
+	if (p->tai)
+		return false;
+	switch (p->leap_indicator) {
+	case VMCLOCK_LEAP_PRE_POS:
+	case VMCLOCK_LEAP_PRE_NEG:
+		return sec >= month_start(p->time_sec, true) - 1;
+	case VMCLOCK_LEAP_POST_POS:
+	case VMCLOCK_LEAP_POST_NEG:
+		return sec < month_start(p->time_sec, false) + 1;
+	}
+	return false;
 }
 
 int vmclock_time_at(const struct vmclock_params *p, uint64_t counter,
@@ -209,6 +253,8 @@ int vmclock_time_at(const struct vmclock_params *p, uint64_t counter,
 		VMCLOCK_ROUNDING_NS;
 	if (bound > INT64_MAX)
 		return -ERANGE;
+	if (across_leap(p, t->time_ns))
+		return -EDOM;
 	t->bound_ns = (int64_t)bound;
 	t->delta = delta;
 	return 0;

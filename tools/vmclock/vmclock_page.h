@@ -68,6 +68,7 @@ struct vmclock_abi_page {
 #define VMCLOCK_STATUS_FREERUNNING	3
 #define VMCLOCK_STATUS_UNRELIABLE	4
 
+#define VMCLOCK_FLAG_TAI_OFFSET_VALID		(1ULL << 0)
 #define VMCLOCK_FLAG_DISRUPTION_SOON		(1ULL << 1)
 #define VMCLOCK_FLAG_DISRUPTION_IMMINENT	(1ULL << 2)
 #define VMCLOCK_FLAG_PERIOD_MAXERROR_VALID	(1ULL << 4)
@@ -97,7 +98,16 @@ struct vmclock_params {
 	uint64_t time_frac;		/* 2^-64 s */
 	uint64_t maxerror_ns;		/* of the time at counter_value */
 	bool tai;			/* time_type TAI, else UTC */
+	/*
+	 * TAI - UTC (tai_offset_sec, 37 in 2026) where the page says it is
+	 * valid and it is positive: UAPI.13 VMClock makes it TAI - UTC,
+	 * ptp_vmclock.c's tai_adjust() adds it to TAI to make UTC. Of either
+	 * sign only the spec's is taken, and the other has not been seen.
+	 */
+	bool utc_offset_valid;
+	int utc_offset;
 	int leap;			/* LEAP_NONE, LEAP_INSERT, LEAP_DELETE */
+	uint8_t leap_indicator;		/* the page's, VMCLOCK_LEAP_* */
 	uint64_t flags;
 };
 
@@ -124,9 +134,14 @@ struct vmclock_time {
 /*
  * At counter (which may be before counter_value): the page's time
  * extrapolated over the counts since counter_value, and the bound
- * maxerror + |delta| x period_maxerror + rounding. Returns 0, or -ERANGE
- * when the result does not fit int64_t ns (counter impossibly far from
- * counter_value, a time past 2262).
+ * maxerror + |delta| x period_maxerror + rounding (UAPI.13 VMClock, "Time
+ * error calculation": the true time is within T1 +- T_maxerr + (P +-
+ * P_maxerr)(C_now - C1)). Returns 0, -ERANGE when the result does not fit
+ * int64_t ns (counter impossibly far from counter_value, a time past
+ * 2262), or -EDOM when a UTC time would be extrapolated across the leap
+ * second its page announces (from 23:59:59 of the month's last day on,
+ * or back over the start of the month after one): 1 s off, since the
+ * counts know no leap.
  */
 int vmclock_time_at(const struct vmclock_params *p, uint64_t counter,
 		    struct vmclock_time *t);

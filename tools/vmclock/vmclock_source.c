@@ -187,11 +187,16 @@ static int vmclock_src_measure(struct source *src, const struct target_clock *tc
 		e = vmclock_parse(&r.copy, r.len, &p, why, sizeof(why));
 		if (e)
 			break;
-		if (vmclock_time_at(&p, r.counter, &t)) {
+		e = vmclock_time_at(&p, r.counter, &t);
+		if (e == -EDOM) {
+			snprintf(why, sizeof(why), "its UTC time (at counter_value %llu) would be extrapolated across the leap second it announces",
+				 (unsigned long long)p.counter_value);
+			break;
+		}
+		if (e) {
 			snprintf(why, sizeof(why), "the TSC (%llu) is too far from the page's counter_value (%llu)",
 				 (unsigned long long)r.counter,
 				 (unsigned long long)p.counter_value);
-			e = -ERANGE;
 			break;
 		}
 		if (i && r.hi_ns - r.lo_ns >= hi - lo)
@@ -227,6 +232,8 @@ static int vmclock_src_measure(struct source *src, const struct target_clock *tc
 	m->stratum = 1;
 	m->leap = best_p.leap;
 	m->tai = best_p.tai;
+	m->utc_offset_valid = best_p.utc_offset_valid;
+	m->utc_offset = best_p.utc_offset;
 	m->samples = n;
 	snprintf(m->refid, sizeof(m->refid), "VMCLOCK");
 	if (src->opts.verbose >= 2)

@@ -323,9 +323,59 @@ TEST(leap_and_timescale)
 	good(v);
 	v->time_type = VMCLOCK_TIME_TAI;
 	v->disruption_marker = 77;
+	v->tai_offset_sec = 37;
 	ASSERT_EQ(0, vmclock_parse(v, 4096, &p, err, sizeof(err)));
 	EXPECT_TRUE(p.tai);
 	EXPECT_EQ(77, p.marker);
+	EXPECT_FALSE(p.utc_offset_valid);	/* not TAI_OFFSET_VALID */
+	v->flags |= VMCLOCK_FLAG_TAI_OFFSET_VALID;
+	ASSERT_EQ(0, vmclock_parse(v, 4096, &p, err, sizeof(err)));
+	EXPECT_TRUE(p.utc_offset_valid);
+	EXPECT_EQ(37, p.utc_offset);
+	/* the sign ptp_vmclock.c's tai_adjust() assumes: not taken */
+	v->tai_offset_sec = (__u16)-37;
+	ASSERT_EQ(0, vmclock_parse(v, 4096, &p, err, sizeof(err)));
+	EXPECT_FALSE(p.utc_offset_valid);
+	free(v);
+}
+
+/* The time at sec + 0.5 + s seconds, on a 2^30 Hz counter. */
+static int leap_at(struct vmclock_abi_page *v, __u64 sec, __u8 li, __u8 type, double s)
+{
+	struct vmclock_params p;
+	struct vmclock_time t;
+	char err[192];
+
+	good(v);
+	test_vmclock_time(v, 1ULL << 40, sec, 1ULL << 63, 10, 1ULL << 34, 0, 0);
+	v->leap_indicator = li;
+	v->time_type = type;
+	if (vmclock_parse(v, 4096, &p, err, sizeof(err)))
+		return -EINVAL;
+	return vmclock_time_at(&p, (1ULL << 40) + (__u64)(__s64)(s * (1 << 30)), &t);
+}
+
+/* Extrapolating UTC across an announced leap is 1 s off: refused. */
+TEST(leap_crossing)
+{
+	struct vmclock_abi_page *v = page();
+	__u64 before = 1798761600 - 2;	/* 2026-12-31 23:59:58 */
+	__u64 after = 1798761600 + 2;	/* 2027-01-01 00:00:02 */
+
+	EXPECT_EQ(0, leap_at(v, before, VMCLOCK_LEAP_PRE_POS, VMCLOCK_TIME_UTC, 0.4));
+	EXPECT_EQ(-EDOM, leap_at(v, before, VMCLOCK_LEAP_PRE_POS, VMCLOCK_TIME_UTC, 0.5));
+	EXPECT_EQ(-EDOM, leap_at(v, before, VMCLOCK_LEAP_PRE_NEG, VMCLOCK_TIME_UTC, 3));
+	EXPECT_EQ(0, leap_at(v, before, VMCLOCK_LEAP_NONE, VMCLOCK_TIME_UTC, 3));
+	/* TAI counts through it */
+	EXPECT_EQ(0, leap_at(v, before, VMCLOCK_LEAP_PRE_POS, VMCLOCK_TIME_TAI, 3));
+	/* after one: back over the month's first second */
+	EXPECT_EQ(0, leap_at(v, after, VMCLOCK_LEAP_POST_POS, VMCLOCK_TIME_UTC, 0));
+	EXPECT_EQ(0, leap_at(v, after, VMCLOCK_LEAP_POST_POS, VMCLOCK_TIME_UTC, -1.4));
+	EXPECT_EQ(-EDOM, leap_at(v, after, VMCLOCK_LEAP_POST_POS, VMCLOCK_TIME_UTC, -1.6));
+	EXPECT_EQ(-EDOM, leap_at(v, after, VMCLOCK_LEAP_POST_NEG, VMCLOCK_TIME_UTC, -3));
+	/* the end of June, a month that is not the year's */
+	EXPECT_EQ(-EDOM, leap_at(v, 1782864000 - 1, VMCLOCK_LEAP_PRE_NEG, VMCLOCK_TIME_UTC, 0));
+	EXPECT_EQ(0, leap_at(v, 1782864000 - 3, VMCLOCK_LEAP_PRE_NEG, VMCLOCK_TIME_UTC, 0));
 	free(v);
 }
 

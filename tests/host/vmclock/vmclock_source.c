@@ -234,6 +234,11 @@ TEST_F(vmsrc, leap_and_tai)
 	ASSERT_EQ(0, measure(_metadata, self, url, &m)) TH_LOG("%s", self->err);
 	EXPECT_TRUE(m.tai);
 	EXPECT_FALSE(m.utc_offset_valid);
+	self->v->flags |= VMCLOCK_FLAG_TAI_OFFSET_VALID;
+	self->v->tai_offset_sec = 37;
+	ASSERT_EQ(0, measure(_metadata, self, url, &m)) TH_LOG("%s", self->err);
+	EXPECT_TRUE(m.utc_offset_valid);
+	EXPECT_EQ(37, m.utc_offset);
 }
 
 TEST_F(vmsrc, hypervisor_never_done)
