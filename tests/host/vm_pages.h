@@ -2,7 +2,8 @@
 /*
  * An lclk page and a hypervisor's vmclock page, built in memory as the
  * module and the hypervisor write them, for the host tests of their
- * readers (include/lclk.h, the tracer's clock). No module, no VM.
+ * readers (include/lclk.h, the tracer's clock, the vmclock: source). No
+ * module, no VM.
  */
 #ifndef LCLK_TEST_VM_PAGES_H
 #define LCLK_TEST_VM_PAGES_H
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 
 #include "lclk.h"
+#include "vmclock/vmclock_page.h"
 
 /* The page's flags on a VM with a vmclock: REFUSED for the readers before it. */
 #define TEST_PAGE_VMCLOCK_FLAGS	(LCLK_PAGE_VMCLOCK | LCLK_PAGE_REFUSED)
@@ -76,6 +78,30 @@ static inline void test_vmclock_disrupt(struct lclk_vmclock_head *v,
 	__atomic_store_n(&v->seq_count, v->seq_count + 1, __ATOMIC_RELEASE);
 	v->disruption_marker = marker;
 	__atomic_store_n(&v->seq_count, v->seq_count + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * A page whose time a hypervisor fills, as AWS's does and QEMU's does not:
+ * UTC time_sec + time_frac / 2^64 s at counter_value of the x86 TSC,
+ * whose period is period / 2^(64 + shift) s within period_maxerror, the
+ * time within maxerror_ns; SYNCHRONIZED, no leap.
+ */
+static inline void test_vmclock_time(struct vmclock_abi_page *v, __u64 counter_value,
+				     __u64 time_sec, __u64 time_frac, __u64 maxerror_ns,
+				     __u64 period, __u8 shift, __u64 period_maxerror)
+{
+	v->counter_id = VMCLOCK_COUNTER_X86_TSC;
+	v->time_type = VMCLOCK_TIME_UTC;
+	v->flags = VMCLOCK_FLAG_TIME_MAXERROR_VALID | VMCLOCK_FLAG_PERIOD_MAXERROR_VALID;
+	v->clock_status = VMCLOCK_STATUS_SYNCHRONIZED;
+	v->leap_indicator = VMCLOCK_LEAP_NONE;
+	v->counter_value = counter_value;
+	v->counter_period_frac_sec = period;
+	v->counter_period_shift = shift;
+	v->counter_period_maxerror_rate_frac_sec = period_maxerror;
+	v->time_sec = time_sec;
+	v->time_frac_sec = time_frac;
+	v->time_maxerror_nanosec = maxerror_ns;
 }
 
 #endif /* LCLK_TEST_VM_PAGES_H */

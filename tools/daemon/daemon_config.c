@@ -167,16 +167,19 @@ static int url_class(const char *url, enum source_class *class)
 	static const struct {
 		const char *prefix;
 		enum source_class class;
+		bool bare;	/* the prefix alone names a source */
 	} schemes[] = {
-		{ "ntp://", CLASS_NTP }, { "ptp://", CLASS_PTP },
-		{ "phc:", CLASS_PTP }, { "ptp4l:", CLASS_PTP },
+		{ "ntp://", CLASS_NTP, false }, { "ptp://", CLASS_PTP, false },
+		{ "phc:", CLASS_PTP, false }, { "ptp4l:", CLASS_PTP, false },
+		/* the hypervisor's time, as local as a PHC's: /dev/vmclock0 alone */
+		{ "vmclock:", CLASS_PTP, true },
 	};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(schemes); i++) {
 		size_t n = strlen(schemes[i].prefix);
 
-		if (!strncmp(url, schemes[i].prefix, n) && url[n]) {
+		if (!strncmp(url, schemes[i].prefix, n) && (url[n] || schemes[i].bare)) {
 			*class = schemes[i].class;
 			return 0;
 		}
@@ -217,7 +220,7 @@ static int dir_source(struct parse_ctx *p, int argc, char **argv)
 	enum source_class class;
 
 	if (url_class(argv[1], &class))
-		return fail(p, "source: '%s' is not ntp://HOST[:PORT], ptp://IFACE, phc:DEVICE or ptp4l:PATH",
+		return fail(p, "source: '%s' is not ntp://HOST[:PORT], ptp://IFACE, phc:DEVICE, ptp4l:PATH or vmclock:[PATH]",
 			    argv[1]);
 	return add_source(p, "source", argv[1], class, argc, argv);
 }

@@ -20,7 +20,8 @@
 
 /*
  * Preference classes, best first by default: a PTP source (ptp://, phc:,
- * ptp4l:) over an NTP server over a peer lclk host ("peer" lines).
+ * ptp4l:) or the hypervisor's vmclock (vmclock:) over an NTP server over
+ * a peer lclk host ("peer" lines).
  */
 enum source_class {
 	CLASS_PTP,

@@ -9,12 +9,15 @@ extern const struct source_ops phc_source_ops, ptp_source_ops, ptp4l_source_ops;
 
 extern const struct source_ops ntp_source_ops;
 
+extern const struct source_ops vmclock_source_ops;
+
 /* Every backend, NULL-terminated. */
 static const struct source_ops *const backends[] = {
 	&ntp_source_ops,
 	&ptp_source_ops,
 	&phc_source_ops,
 	&ptp4l_source_ops,
+	&vmclock_source_ops,
 	NULL
 };
 
@@ -53,7 +56,7 @@ int source_open(struct source *src, const char *url,
 	src->ops = backend(url, &spec);
 	if (src->ops)
 		return src->ops->open(src, spec, err, errlen);
-	snprintf(err, errlen, "'%s': unknown source (ntp://HOST[:PORT], ptp://IFACE, phc:/dev/ptpN, ptp4l:PATH)",
+	snprintf(err, errlen, "'%s': unknown source (ntp://HOST[:PORT], ptp://IFACE, phc:/dev/ptpN, ptp4l:PATH, vmclock:[PATH])",
 		 url);
 	return -EINVAL;
 }

@@ -7,6 +7,8 @@
  *   ptp://IFACE            IEEE 1588 slave-only ordinary clock (ptp/ptp_source.c)
  *   phc:/dev/ptpN|IFACE    PTP hardware clock (ptp/phc_source.c)
  *   ptp4l:PATH             a running ptp4l's management socket (ptp/ptp4l_source.c)
+ *   vmclock:[PATH]         the hypervisor's vmclock page, /dev/vmclock0 by default
+ *                          (vmclock/vmclock_source.c)
  * Every backend measures the reference against the target clock and
  * reports an offset with an error bound; query, sync and the daemon work on
  * measurements and never know which protocol produced them.
@@ -53,7 +55,7 @@ struct source_opts {
 struct source;
 
 struct source_ops {
-	const char *scheme;	/* "ntp", "ptp", "phc", "ptp4l" */
+	const char *scheme;	/* "ntp", "ptp", "phc", "ptp4l", "vmclock" */
 	const char *sep;	/* what follows the scheme: "://" or ":" */
 	/* spec is the URL after scheme and separator. */
 	int (*open)(struct source *src, const char *spec, char *err, size_t errlen);

@@ -141,6 +141,20 @@ TEST(off_switches)
 	EXPECT_EQ(LOG_WARNING, c.log_level);
 }
 
+/* The hypervisor's vmclock, by its scheme alone or with a path: a PTP-class source. */
+TEST(vmclock_source)
+{
+	struct daemon_config c;
+	char err[256] = "";
+
+	ASSERT_EQ(0, parse("source vmclock:\nsource vmclock:/dev/vmclock1\n", &c, err,
+			   sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(2, c.nsources);
+	EXPECT_STREQ("vmclock:", c.sources[0].url);
+	EXPECT_EQ(CLASS_PTP, c.sources[0].class);
+	EXPECT_EQ(CLASS_PTP, c.sources[1].class);
+}
+
 /* Each bad line: the error names the file, its line and the problem. */
 static const struct {
 	const char *text;
