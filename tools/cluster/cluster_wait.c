@@ -680,8 +680,10 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 	for (n = 0; n < w->nwoken &&
 	     (now_ns == INT64_MAX || w->woken[n].b.end < now_ns - w->horizon_ns); n++)
 		resolve_woken(w, &w->woken[n]);
-	memmove(w->woken, w->woken + n, (w->nwoken - n) * sizeof(*w->woken));
-	w->nwoken -= n;
+	if (n) {	/* none held yet: w->woken may be NULL */
+		memmove(w->woken, w->woken + n, (w->nwoken - n) * sizeof(*w->woken));
+		w->nwoken -= n;
+	}
 	for (n = 0; n < w->nattrs &&
 	     (now_ns == INT64_MAX || w->attrs[n].end < now_ns - w->horizon_ns); n++) {
 		const struct attribution *a = &w->attrs[n];
