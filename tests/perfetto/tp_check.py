@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Load traces in Perfetto's own trace_processor_shell and check them in SQL.
+
+check_trace.py reads a trace the way trace_processor should; this asks
+trace_processor itself (scripts/trace-processor builds it once per machine,
+outside the repository). For each trace:
+
+- flows: ``select count(*) from flow``, trace_processor's own arrows, equals
+  the arrows the trace declares: counted in protoc's decode (not by lclk's
+  reader), an arrow between each two consecutive events carrying the same
+  id in flow_ids or terminating_flow_ids. The difference is the flows lost
+  (``flows_lost``), whatever the cause;
+- names: every thread of the ``thread`` table and every process of the
+  ``process`` table has a name (utid/upid 0 is trace_processor's own
+  placeholder, not the trace's);
+- import errors: no row of ``stats`` with severity 'error' or 'data_loss'
+  and a value, nor of the informational stats that mean an event of the
+  trace was dropped or misread (flow_end_without_start,
+  flow_step_without_start, track_event_parser_errors,
+  track_event_tokenizer_errors);
+- something was imported: as many slices as the decode has slice and
+  instant events (a trace whose events trace_processor drops still
+  "loads").
+
+The binary: $LCLK_TRACE_PROCESSOR if it is a path; else the one
+scripts/trace-processor built (``--path``). LCLK_TRACE_PROCESSOR=0 turns
+these checks off; LCLK_TRACE_PROCESSOR=require makes a missing binary an
+error (make bench) instead of a skip.
+
+Usage: tp_check.py [--flows N] [--json] FILE...
+Prints "FILE: trace_processor flows F declared D lost L threads T processes
+P slices S" per file (or a JSON object) and exits 1 on any failure, with the
+reasons on stderr; if the binary is not built, one "# SKIP" line and exit 0
+(2 when required).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from typing import Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+BUILD_SCRIPT = os.path.join(TOP, "scripts", "trace-processor")
+
+# Informational stats that still mean the trace lost or garbled something.
+BAD_INFO_STATS = ("flow_end_without_start", "flow_step_without_start",
+                  "track_event_parser_errors", "track_event_tokenizer_errors")
+
+# One statement, one result set of (key, value) rows: values are plain
+# numbers, or lists joined by '|' in the last column (the shell's CSV does
+# not escape strings).
+QUERY = """
+select 'flows' as k, count(*) as v from flow
+union all select 'threads', count(*) from thread where utid != 0
+union all select 'processes', count(*) from process where upid != 0
+union all select 'slices', count(*) from slice
+union all select 'thread_unnamed', ifnull(group_concat(ifnull(tid, '?'), '|'), '')
+  from thread where utid != 0 and (name is null or name = '')
+union all select 'process_unnamed', ifnull(group_concat(ifnull(pid, '?'), '|'), '')
+  from process where upid != 0 and (name is null or name = '')
+union all select 'bad_stats', ifnull(group_concat(
+    name || ifnull('[' || idx || ']', '') || ' ' || severity || ' ' || value, '|'), '')
+  from stats where value > 0 and (severity in ('error', 'data_loss') or name in (%s))
+""" % ", ".join("'%s'" % s for s in BAD_INFO_STATS)
+
+
+def binary() -> Tuple[Optional[str], str]:
+    """(path, why not): the trace_processor_shell to use, or None."""
+    env = os.environ.get("LCLK_TRACE_PROCESSOR", "")
+    if env == "0":
+        return None, "LCLK_TRACE_PROCESSOR=0"
+    if env not in ("", "require"):
+        if os.access(env, os.X_OK):
+            return env, ""
+        return None, "LCLK_TRACE_PROCESSOR=%s is not executable" % env
+    try:
+        r = subprocess.run([BUILD_SCRIPT, "--path"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
+    except OSError as e:
+        return None, "%s: %s" % (BUILD_SCRIPT, e)
+    path = r.stdout.decode().strip()
+    if r.returncode == 0 and path and os.access(path, os.X_OK):
+        return path, ""
+    return None, "trace_processor_shell is not built (scripts/trace-processor, about an hour)"
+
+
+def required() -> bool:
+    return os.environ.get("LCLK_TRACE_PROCESSOR") == "require"
+
+
+def declared(tree: dict) -> Tuple[int, int]:
+    """(arrows, slices) the decoded trace declares: an arrow joins each two
+    consecutive events of a flow id; slices are its begin and instant events
+    (trace_processor's slice rows)."""
+    carriers: Dict[int, int] = {}
+    slices = 0
+    for p in tree.get("packet", []):
+        for ev in p.get("track_event", []):
+            if ev.get("type", ["TYPE_UNSPECIFIED"])[0] in ("TYPE_SLICE_BEGIN", "TYPE_INSTANT"):
+                slices += 1
+            for f in set(ev.get("flow_ids", [])) | set(ev.get("terminating_flow_ids", [])):
+                carriers[f] = carriers.get(f, 0) + 1
+    return sum(n - 1 for n in carriers.values() if n > 1), slices
+
+
+def query(tp: str, path: str) -> Dict[str, str]:
+    r = subprocess.run([tp, "query", path, QUERY], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=600)
+    if r.returncode:
+        raise ValueError("trace_processor_shell query failed (%d): %s"
+                         % (r.returncode, r.stderr.decode(errors="replace").strip()[-2000:]))
+    out: Dict[str, str] = {}
+    lines = r.stdout.decode(errors="replace").splitlines()
+    if not lines or lines[0] != '"k","v"':
+        raise ValueError("trace_processor_shell printed %r" % lines[:3])
+    for line in lines[1:]:
+        k, _, v = line.partition(",")
+        out[k.strip('"')] = v[1:-1] if v.startswith('"') else v
+    return out
+
+
+def check(tp: str, path: str, tree: dict) -> Tuple[dict, List[str]]:
+    """trace_processor's figures for path, and what is wrong."""
+    errors: List[str] = []
+    arrows, slices = declared(tree)
+    got = query(tp, path)
+    flows = int(got["flows"])
+    res = {"tp_flows": flows, "tp_declared_flows": arrows, "tp_flows_lost": arrows - flows,
+           "tp_threads": int(got["threads"]), "tp_processes": int(got["processes"]),
+           "tp_slices": int(got["slices"])}
+    if flows != arrows:
+        errors.append("trace_processor: %d arrows in its flow table, the trace declares %d"
+                      % (flows, arrows))
+    if got["thread_unnamed"]:
+        errors.append("trace_processor: threads without a name, tid %s"
+                      % got["thread_unnamed"].replace("|", ", "))
+    if got["process_unnamed"]:
+        errors.append("trace_processor: processes without a name, pid %s"
+                      % got["process_unnamed"].replace("|", ", "))
+    if got["bad_stats"]:
+        errors.append("trace_processor: import stats: %s" % got["bad_stats"].replace("|", ", "))
+    if res["tp_slices"] != slices:
+        errors.append("trace_processor: %d slices, the trace has %d slice and instant events"
+                      % (res["tp_slices"], slices))
+    return res, errors
+
+
+def main() -> int:
+    sys.path.insert(0, HERE)
+    import check_trace  # noqa: E402 (beside this file)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--flows", type=int, help="the arrows expected in the flow table")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    tp, why = binary()
+    if tp is None:
+        if required():
+            print("tp_check: %s" % why, file=sys.stderr)
+            return 2
+        print("# SKIP Perfetto's trace_processor checks: %s" % why)
+        return 0
+    bad = False
+    for path in a.files:
+        try:
+            res, errors = check(tp, path, check_trace.parse(check_trace.decode(path)))
+        except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+            print("%s: %s" % (path, e), file=sys.stderr)
+            bad = True
+            continue
+        if a.flows is not None and res["tp_flows"] != a.flows:
+            errors.append("trace_processor: %d arrows, not %d" % (res["tp_flows"], a.flows))
+        if a.json:
+            print(json.dumps(dict(file=path, errors=errors, **res)))
+        else:
+            print("%s: trace_processor flows %d declared %d lost %d threads %d processes %d slices %d"
+                  % (path, res["tp_flows"], res["tp_declared_flows"], res["tp_flows_lost"],
+                     res["tp_threads"], res["tp_processes"], res["tp_slices"]))
+        for e in errors:
+            print("%s: %s" % (path, e), file=sys.stderr)
+        bad = bad or bool(errors)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
