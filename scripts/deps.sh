@@ -6,7 +6,7 @@
 # valgrind counts the trace merge's instructions (tests/bench/cluster.sh);
 # debhelper, dh-dkms, dh-python, dpkg-dev and lintian build and check the
 # Debian packages (make deb, tests/integration/deb.sh); generate-ninja,
-# ninja-build, g++ and libprotobuf-dev build Perfetto's trace_processor_shell
+# ninja-build, g++, libprotobuf-dev and libprotoc-dev build Perfetto's trace_processor_shell
 # (scripts/trace-processor, make trace-processor).
 set -eu
 
@@ -19,7 +19,7 @@ python3 protobuf-compiler sntp systemd dkms debootstrap
 python3-dev python3-pip python3-setuptools python3-wheel python3-torch python3-mypy
 flex bison bc dwarves valgrind
 debhelper dh-dkms dh-python dpkg-dev lintian fakeroot
-generate-ninja ninja-build g++ libprotobuf-dev"
+generate-ninja ninja-build g++ libprotobuf-dev libprotoc-dev"
 
 missing=""
 for p in $PKGS; do
