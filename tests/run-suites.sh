@@ -61,16 +61,16 @@ run_tap() {
 # an hour, once per machine; make bench does). Said once per suite: which
 # binary, or one skip when there is none.
 trace_processor_note() {
-	local suite=$1 tp=
+	local suite=$1 tp= why="trace_processor_shell not built (make trace-processor)"
 	case ${LCLK_TRACE_PROCESSOR:-} in
-	0) ;;
+	0) why="LCLK_TRACE_PROCESSOR=0" ;;
 	/*) [ -x "$LCLK_TRACE_PROCESSOR" ] && tp=$LCLK_TRACE_PROCESSOR ;;
 	*) tp=$(scripts/trace-processor --path 2>/dev/null) ;;
 	esac
 	if [ -n "$tp" ]; then
 		echo "# $suite: traces also checked in $tp (tests/perfetto/tp_check.py)"
 	else
-		run_tap "$suite-trace-processor" echo "1..0 # SKIP Perfetto's trace_processor checks of the $suite suite's traces: trace_processor_shell not built (make trace-processor)"
+		run_tap "$suite-trace-processor" echo "1..0 # SKIP Perfetto's trace_processor checks of the $suite suite's traces: $why"
 	fi
 }
 

@@ -13,7 +13,8 @@ outside the repository). For each trace:
   (``flows_lost``), whatever the cause;
 - names: every thread of the ``thread`` table and every process of the
   ``process`` table has a name (utid/upid 0 is trace_processor's own
-  placeholder, not the trace's);
+  placeholder, not the trace's, and so is the main thread it adds to each
+  process, tid = pid, when the trace has no thread track for it);
 - import errors: no row of ``stats`` with severity 'error' or 'data_loss'
   and a value, nor of the informational stats that mean an event of the
   trace was dropped or misread (flow_end_without_start,
@@ -49,6 +50,14 @@ BUILD_SCRIPT = os.path.join(TOP, "scripts", "trace-processor")
 BAD_INFO_STATS = ("flow_end_without_start", "flow_step_without_start",
                   "track_event_parser_errors", "track_event_tokenizer_errors")
 
+# trace_processor makes a thread row for each process's main thread
+# (tid = pid) when it meets the process: a thread the trace never mentions
+# when its process track holds the events, as in a merge. Unnamed and
+# trackless, it is not one of the trace's threads.
+IMPLICIT_MAIN = """t.upid is not null
+    and t.tid = (select p.pid from process p where p.upid = t.upid)
+    and t.utid not in (select utid from thread_track where utid is not null)"""
+
 # One statement, one result set of (key, value) rows: values are plain
 # numbers, or lists joined by '|' in the last column (the shell's CSV does
 # not escape strings).
@@ -58,13 +67,15 @@ union all select 'threads', count(*) from thread where utid != 0
 union all select 'processes', count(*) from process where upid != 0
 union all select 'slices', count(*) from slice
 union all select 'thread_unnamed', ifnull(group_concat(ifnull(tid, '?'), '|'), '')
-  from thread where utid != 0 and (name is null or name = '')
+  from thread t where utid != 0 and (name is null or name = '') and not (IMPLICIT)
+union all select 'main_unnamed', count(*)
+  from thread t where utid != 0 and (name is null or name = '') and (IMPLICIT)
 union all select 'process_unnamed', ifnull(group_concat(ifnull(pid, '?'), '|'), '')
   from process where upid != 0 and (name is null or name = '')
 union all select 'bad_stats', ifnull(group_concat(
     name || ifnull('[' || idx || ']', '') || ' ' || severity || ' ' || value, '|'), '')
   from stats where value > 0 and (severity in ('error', 'data_loss') or name in (%s))
-""" % ", ".join("'%s'" % s for s in BAD_INFO_STATS)
+""".replace("IMPLICIT", IMPLICIT_MAIN) % ", ".join("'%s'" % s for s in BAD_INFO_STATS)
 
 
 def binary() -> Tuple[Optional[str], str]:
@@ -130,7 +141,7 @@ def check(tp: str, path: str, tree: dict) -> Tuple[dict, List[str]]:
     flows = int(got["flows"])
     res = {"tp_flows": flows, "tp_declared_flows": arrows, "tp_flows_lost": arrows - flows,
            "tp_threads": int(got["threads"]), "tp_processes": int(got["processes"]),
-           "tp_slices": int(got["slices"])}
+           "tp_slices": int(got["slices"]), "tp_implicit_main_threads": int(got["main_unnamed"])}
     if flows != arrows:
         errors.append("trace_processor: %d arrows in its flow table, the trace declares %d"
                       % (flows, arrows))
