@@ -61,7 +61,7 @@ run_tap() {
 # an hour, once per machine; make bench does). Said once per suite: which
 # binary, or one skip when there is none.
 trace_processor_note() {
-	local suite=$1 tp= why="trace_processor_shell not built (make trace-processor)"
+	local suite=$1 tp='' why="trace_processor_shell not built (make trace-processor)"
 	case ${LCLK_TRACE_PROCESSOR:-} in
 	0) why="LCLK_TRACE_PROCESSOR=0" ;;
 	/*) [ -x "$LCLK_TRACE_PROCESSOR" ] && tp=$LCLK_TRACE_PROCESSOR ;;
