@@ -37,8 +37,8 @@ Once trace_processor_shell is built (scripts/trace-processor), each file is
 also loaded in it and checked in SQL (tp_check.py: its flow table against
 the arrows the trace declares, every thread and process named, no import
 errors in its stats); the line then ends with "tp_flows F tp_lost L", the
-JSON has tp_* fields, and --max-lost bounds trace_processor's own count of
-lost arrows as well. Without the binary those checks are left out silently
+JSON has tp_* fields, trace_processor's own count of lost arrows must be
+the one predicted above, and --max-lost bounds it as well. Without the binary those checks are left out silently
 (tests/run-suites.sh says so once per suite); LCLK_TRACE_PROCESSOR=require
 makes that an error.
 """
@@ -252,9 +252,11 @@ def main() -> int:
             continue
         if a.max_lost is not None and rep.lost > a.max_lost:
             rep.fail("%d of %d flows lost" % (rep.lost, rep.flows))
-        if a.max_lost is not None and tpres and tpres["tp_flows_lost"] > a.max_lost:
-            rep.fail("trace_processor: %d of %d arrows lost"
-                     % (tpres["tp_flows_lost"], tpres["tp_declared_flows"]))
+        # trace_processor's own count: within --max-lost, and what the
+        # model above predicts.
+        if tpres and (a.max_lost is not None and tpres["tp_flows_lost"] > a.max_lost or
+                      tpres["tp_flows_lost"] != rep.lost):
+            rep.fail(tp_check.lost_message(tpres) + "; check_trace.py's model: %d lost" % rep.lost)
         if a.flows is not None and rep.flows != a.flows:
             rep.fail("%d flows, not %d" % (rep.flows, a.flows))
         if a.clock is not None and rep.clocks != {a.clock}:

@@ -6,20 +6,22 @@ check_trace.py reads a trace the way trace_processor should; this asks
 trace_processor itself (scripts/trace-processor builds it once per machine,
 outside the repository). For each trace:
 
-- flows: ``select count(*) from flow``, trace_processor's own arrows, equals
-  the arrows the trace declares: counted in protoc's decode (not by lclk's
-  reader), an arrow between each two consecutive events carrying the same
-  id in flow_ids or terminating_flow_ids. The difference is the flows lost
-  (``flows_lost``), whatever the cause;
+- flows: ``select count(*) from flow``, trace_processor's own arrows,
+  against the arrows the trace declares: counted in protoc's decode (not
+  by lclk's reader), one between each two consecutive events carrying the
+  same id in flow_ids or terminating_flow_ids. The difference is the arrows
+  lost (``tp_flows_lost``), whatever the cause: at most --max-lost (default
+  0); check_trace.py asks instead that it equal the loss its own model of
+  the importer predicts, and bounds it with its --max-lost;
 - names: every thread of the ``thread`` table and every process of the
   ``process`` table has a name (utid/upid 0 is trace_processor's own
   placeholder, not the trace's, and so is the main thread it adds to each
   process, tid = pid, when the trace has no thread track for it);
 - import errors: no row of ``stats`` with severity 'error' or 'data_loss'
-  and a value, nor of the informational stats that mean an event of the
-  trace was dropped or misread (flow_end_without_start,
-  flow_step_without_start, track_event_parser_errors,
-  track_event_tokenizer_errors);
+  and a value, nor of the informational ones that mean an event was
+  misread (track_event_parser_errors, track_event_tokenizer_errors); the
+  flows' own (flow_end_without_start...) are reported (``tp_flow_stats``),
+  their loss counted above;
 - something was imported: as many slices as the decode has slice and
   instant events (a trace whose events trace_processor drops still
   "loads").
@@ -29,7 +31,7 @@ scripts/trace-processor built (``--path``). LCLK_TRACE_PROCESSOR=0 turns
 these checks off; LCLK_TRACE_PROCESSOR=require makes a missing binary an
 error (make bench) instead of a skip.
 
-Usage: tp_check.py [--flows N] [--json] FILE...
+Usage: tp_check.py [--flows N] [--max-lost N] [--json] FILE...
 Prints "FILE: trace_processor flows F declared D lost L threads T processes
 P slices S" per file (or a JSON object) and exits 1 on any failure, with the
 reasons on stderr; if the binary is not built, one "# SKIP" line and exit 0
@@ -46,9 +48,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 BUILD_SCRIPT = os.path.join(TOP, "scripts", "trace-processor")
 
-# Informational stats that still mean the trace lost or garbled something.
-BAD_INFO_STATS = ("flow_end_without_start", "flow_step_without_start",
-                  "track_event_parser_errors", "track_event_tokenizer_errors")
+# Informational stats that still mean an event was misread.
+BAD_INFO_STATS = ("track_event_parser_errors", "track_event_tokenizer_errors")
+# The flows' stats: what trace_processor did with ids it could not join.
+FLOW_STATS = ("flow_end_without_start", "flow_step_without_start", "flow_duplicate_id",
+              "flow_no_enclosing_slice", "flow_invalid_id", "flow_without_direction")
 
 # trace_processor makes a thread row for each process's main thread
 # (tid = pid) when it meets the process: a thread the trace never mentions
@@ -74,8 +78,12 @@ union all select 'process_unnamed', ifnull(group_concat(ifnull(pid, '?'), '|'), 
   from process where upid != 0 and (name is null or name = '')
 union all select 'bad_stats', ifnull(group_concat(
     name || ifnull('[' || idx || ']', '') || ' ' || severity || ' ' || value, '|'), '')
-  from stats where value > 0 and (severity in ('error', 'data_loss') or name in (%s))
-""".replace("IMPLICIT", IMPLICIT_MAIN) % ", ".join("'%s'" % s for s in BAD_INFO_STATS)
+  from stats where value > 0 and (severity in ('error', 'data_loss') or name in (BAD))
+union all select 'flow_stats', ifnull(group_concat(name || ' ' || value, '|'), '')
+  from stats where value > 0 and name in (FLOWS)
+""".replace("IMPLICIT", IMPLICIT_MAIN).replace(
+    "BAD", ", ".join("'%s'" % s for s in BAD_INFO_STATS)).replace(
+    "FLOWS", ", ".join("'%s'" % s for s in FLOW_STATS))
 
 
 def binary() -> Tuple[Optional[str], str]:
@@ -134,15 +142,17 @@ def query(tp: str, path: str) -> Dict[str, str]:
 
 
 def check(tp: str, path: str, tree: dict) -> Tuple[dict, List[str]]:
-    """trace_processor's figures for path, and what is wrong."""
+    """trace_processor's figures for path, and what is wrong but the arrows
+    lost (tp_flows_lost: for the caller to bound)."""
     errors: List[str] = []
     arrows, slices = declared(tree)
     got = query(tp, path)
     flows = int(got["flows"])
     res = {"tp_flows": flows, "tp_declared_flows": arrows, "tp_flows_lost": arrows - flows,
            "tp_threads": int(got["threads"]), "tp_processes": int(got["processes"]),
-           "tp_slices": int(got["slices"]), "tp_implicit_main_threads": int(got["main_unnamed"])}
-    if flows != arrows:
+           "tp_slices": int(got["slices"]), "tp_implicit_main_threads": int(got["main_unnamed"]),
+           "tp_flow_stats": got["flow_stats"].replace("|", ", ")}
+    if flows > arrows:
         errors.append("trace_processor: %d arrows in its flow table, the trace declares %d"
                       % (flows, arrows))
     if got["thread_unnamed"]:
@@ -159,11 +169,17 @@ def check(tp: str, path: str, tree: dict) -> Tuple[dict, List[str]]:
     return res, errors
 
 
+def lost_message(res: dict) -> str:
+    return ("trace_processor: %d of the %d arrows the trace declares are not in its flow table (%s)"
+            % (res["tp_flows_lost"], res["tp_declared_flows"], res["tp_flow_stats"] or "no flow stats"))
+
+
 def main() -> int:
     sys.path.insert(0, HERE)
     import check_trace  # noqa: E402 (beside this file)
     ap = argparse.ArgumentParser()
     ap.add_argument("--flows", type=int, help="the arrows expected in the flow table")
+    ap.add_argument("--max-lost", type=int, default=0, help="arrows that may be lost (0)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
@@ -182,6 +198,8 @@ def main() -> int:
             print("%s: %s" % (path, e), file=sys.stderr)
             bad = True
             continue
+        if res["tp_flows_lost"] > a.max_lost:
+            errors.append(lost_message(res))
         if a.flows is not None and res["tp_flows"] != a.flows:
             errors.append("trace_processor: %d arrows, not %d" % (res["tp_flows"], a.flows))
         if a.json:
