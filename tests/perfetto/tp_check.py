@@ -42,7 +42,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -110,7 +110,7 @@ def required() -> bool:
     return os.environ.get("LCLK_TRACE_PROCESSOR") == "require"
 
 
-def declared(tree: dict) -> Tuple[int, int]:
+def declared(tree: Dict[str, Any]) -> Tuple[int, int]:
     """(arrows, slices) the decoded trace declares: an arrow joins each two
     consecutive events of a flow id; slices are its begin and instant events
     (trace_processor's slice rows)."""
@@ -141,14 +141,15 @@ def query(tp: str, path: str) -> Dict[str, str]:
     return out
 
 
-def check(tp: str, path: str, tree: dict) -> Tuple[dict, List[str]]:
+def check(tp: str, path: str, tree: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
     """trace_processor's figures for path, and what is wrong but the arrows
     lost (tp_flows_lost: for the caller to bound)."""
     errors: List[str] = []
     arrows, slices = declared(tree)
     got = query(tp, path)
     flows = int(got["flows"])
-    res = {"tp_flows": flows, "tp_declared_flows": arrows, "tp_flows_lost": arrows - flows,
+    res: Dict[str, Any] = {
+           "tp_flows": flows, "tp_declared_flows": arrows, "tp_flows_lost": arrows - flows,
            "tp_threads": int(got["threads"]), "tp_processes": int(got["processes"]),
            "tp_slices": int(got["slices"]), "tp_implicit_main_threads": int(got["main_unnamed"]),
            "tp_flow_stats": got["flow_stats"].replace("|", ", ")}
@@ -169,7 +170,7 @@ def check(tp: str, path: str, tree: dict) -> Tuple[dict, List[str]]:
     return res, errors
 
 
-def lost_message(res: dict) -> str:
+def lost_message(res: Dict[str, Any]) -> str:
     return ("trace_processor: %d of the %d arrows the trace declares are not in its flow table (%s)"
             % (res["tp_flows_lost"], res["tp_declared_flows"], res["tp_flow_stats"] or "no flow stats"))
 
@@ -208,8 +209,8 @@ def main() -> int:
             print("%s: trace_processor flows %d declared %d lost %d threads %d processes %d slices %d"
                   % (path, res["tp_flows"], res["tp_declared_flows"], res["tp_flows_lost"],
                      res["tp_threads"], res["tp_processes"], res["tp_slices"]))
-        for e in errors:
-            print("%s: %s" % (path, e), file=sys.stderr)
+        for why in errors:
+            print("%s: %s" % (path, why), file=sys.stderr)
         bad = bad or bool(errors)
     return 1 if bad else 0
 
