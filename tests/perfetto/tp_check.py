@@ -133,11 +133,16 @@ def query(tp: str, path: str) -> Dict[str, str]:
                          % (r.returncode, r.stderr.decode(errors="replace").strip()[-2000:]))
     out: Dict[str, str] = {}
     lines = r.stdout.decode(errors="replace").splitlines()
-    if not lines or lines[0] != '"k","v"':
+    if '"k","v"' not in lines:
         raise ValueError("trace_processor_shell printed %r" % lines[:3])
-    for line in lines[1:]:
+    for line in lines[lines.index('"k","v"') + 1:]:
+        if not line:
+            break
         k, _, v = line.partition(",")
         out[k.strip('"')] = v[1:-1] if v.startswith('"') else v
+    missing = {"flows", "bad_stats", "flow_stats"} - set(out)
+    if missing:
+        raise ValueError("trace_processor_shell's answer lacks %s" % ", ".join(sorted(missing)))
     return out
 
 
