@@ -38,9 +38,9 @@ also loaded in it and checked in SQL (tp_check.py: its flow table against
 the arrows the trace declares, every thread and process named, no import
 errors in its stats); the line then ends with "tp_flows F tp_lost L", the
 JSON has tp_* fields, trace_processor's own count of lost arrows must be
-the one predicted above, and --max-lost bounds it as well. Without the binary those checks are left out silently
-(tests/run-suites.sh says so once per suite); LCLK_TRACE_PROCESSOR=require
-makes that an error.
+the one predicted above, and --max-lost bounds it as well. Without the
+binary those checks are left out silently (tests/run-suites.sh says so once
+per suite); LCLK_TRACE_PROCESSOR=require makes that an error.
 """
 import argparse
 import json
@@ -48,7 +48,7 @@ import os
 import re
 import subprocess
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -238,7 +238,7 @@ def main() -> int:
         print("check_trace: %s" % why, file=sys.stderr)
         return 1
     for path in a.files:
-        tpres: Dict[str, int] = {}
+        tpres: Dict[str, Any] = {}
         try:
             tree = parse(decode(path))
             rep = check(tree, a.merged)
