@@ -244,8 +244,8 @@ def main() -> int:
             rep = check(tree, a.merged)
             if tp is not None:
                 tpres, tperrors = tp_check.check(tp, path, tree)
-                for e in tperrors:
-                    rep.fail(e)
+                for why_tp in tperrors:
+                    rep.fail(why_tp)
         except (OSError, ValueError, subprocess.TimeoutExpired) as e:
             print("%s: %s" % (path, e), file=sys.stderr)
             bad = True
