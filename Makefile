@@ -56,7 +56,7 @@ endif
 KERNELS		:= $(shell scripts/kernel-cache --list)
 
 .PHONY: all deps module matrix debug-kernel fuzz-kernel bpf bpf-arm64 tools tests python lint check check-debug demo \
-	bench clean help install install-files install-python dkms-tree deb version
+	bench trace-processor clean help install install-files install-python dkms-tree deb version
 # BPF objects are intermediates of the skeletons; keep them for bpftool/debugging.
 .SECONDARY:
 
@@ -76,7 +76,10 @@ help:
 	@echo "                (on the debug kernel, once built: the module's guest tests)"
 	@echo "make check-debug   the whole guest suite on the debug kernel (about 35 min)"
 	@echo "make demo       boot the VM test bed and show lclk working"
-	@echo "make bench      run tests/bench, one 'BENCH name value' line per figure"
+	@echo "make bench      run tests/bench, one 'BENCH name value' line per figure; first builds"
+	@echo "                Perfetto's trace_processor_shell if missing (about an hour, once)"
+	@echo "make trace-processor  build Perfetto's trace_processor_shell once (cached outside the"
+	@echo "                repo, about an hour on 2 cores); then make check loads every trace in it"
 	@echo "make install    install on this host (KDIR=/lib/modules/\$$(uname -r)/build), for development"
 	@echo "make deb        the Debian packages lclk-dkms, lclkctl, python3-lclk in build/deb/, lintian-checked"
 	@echo "                (RELEASE=trixie: built in that release's root, in build/deb-trixie/)"
@@ -247,9 +250,14 @@ demo: deps
 	$(Q)$(MAKE) all
 	$(Q)tests/vm/demo.sh
 
+# Perfetto's trace_processor_shell checks the benchmarks' traces (BENCH
+# perfetto.flows_lost): built once per machine outside the repository.
+trace-processor: deps
+	$(Q)scripts/trace-processor >/dev/null
+
 bench: deps
-	$(Q)$(MAKE) all matrix
-	$(Q)tests/bench/run.sh
+	$(Q)$(MAKE) all matrix trace-processor
+	$(Q)LCLK_TRACE_PROCESSOR=require tests/bench/run.sh
 
 # ---- install --------------------------------------------------------------
 # DESTDIR for staging, PREFIX for the tool, header, man pages and completion;

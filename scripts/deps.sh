@@ -5,7 +5,9 @@
 # python3-mypy checks the Python package's types (python/tests/test_types.py);
 # valgrind counts the trace merge's instructions (tests/bench/cluster.sh);
 # debhelper, dh-dkms, dh-python, dpkg-dev and lintian build and check the
-# Debian packages (make deb, tests/integration/deb.sh).
+# Debian packages (make deb, tests/integration/deb.sh); generate-ninja,
+# ninja-build, g++, libprotobuf-dev and libprotoc-dev build Perfetto's trace_processor_shell
+# (scripts/trace-processor, make trace-processor).
 set -eu
 
 PKGS="make gcc libc6-dev pkg-config git
@@ -16,7 +18,8 @@ chrony linuxptp openmpi-bin libopenmpi-dev bpftrace iproute2
 python3 protobuf-compiler sntp systemd dkms debootstrap
 python3-dev python3-pip python3-setuptools python3-wheel python3-torch python3-mypy
 flex bison bc dwarves valgrind
-debhelper dh-dkms dh-python dpkg-dev lintian fakeroot"
+debhelper dh-dkms dh-python dpkg-dev lintian fakeroot
+generate-ninja ninja-build g++ libprotobuf-dev libprotoc-dev"
 
 missing=""
 for p in $PKGS; do

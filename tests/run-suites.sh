@@ -55,8 +55,28 @@ run_tap() {
 	failed=$((failed + f))
 }
 
+# The suites that write Perfetto traces check each with
+# tests/perfetto/check_trace.py, which loads it in Perfetto's own
+# trace_processor_shell too once scripts/trace-processor has built it (about
+# an hour, once per machine; make bench does). Said once per suite: which
+# binary, or one skip when there is none.
+trace_processor_note() {
+	local suite=$1 tp='' why="trace_processor_shell not built (make trace-processor)"
+	case ${LCLK_TRACE_PROCESSOR:-} in
+	0) why="LCLK_TRACE_PROCESSOR=0" ;;
+	/*) [ -x "$LCLK_TRACE_PROCESSOR" ] && tp=$LCLK_TRACE_PROCESSOR ;;
+	*) tp=$(scripts/trace-processor --path 2>/dev/null) ;;
+	esac
+	if [ -n "$tp" ]; then
+		echo "# $suite: traces also checked in $tp (tests/perfetto/tp_check.py)"
+	else
+		run_tap "$suite-trace-processor" echo "1..0 # SKIP Perfetto's trace_processor checks of the $suite suite's traces: $why"
+	fi
+}
+
 suite_unit() {
 	local t
+	trace_processor_note unit
 	for t in $(find build/tests/host -type f -perm -u+x | sort); do
 		run_tap "unit-$(basename "$t")" "$t"
 	done
@@ -108,6 +128,7 @@ suite_fuzz() {
 # A test that hangs fails alone instead of holding up the run.
 suite_integration() {
 	local t
+	trace_processor_note integration
 	for t in tests/integration/*.sh; do
 		[ -x "$t" ] && run_tap "integration-$(basename "$t" .sh)" \
 			timeout -k 10 "${LCLK_INTEGRATION_TIMEOUT:-900}" "$t"
@@ -273,6 +294,7 @@ vm_order() {
 suite_vm() {
 	local k t kernels_=() lclkctl_tests cluster_tests abi picked ram_tests chosen= names=()
 	local kernels=() skips=() tests=() ram=() icount=() i skip
+	[ "${LCLK_VM_PLAN:-}" = 1 ] || trace_processor_note vm
 	read -ra kernels_ <<<"${LCLK_VM_KERNELS:-$(scripts/kernel-cache --list | tr '\n' ' ')}"
 	lclkctl_tests=$(printf '%s\n' tests/guest/*.sh | grep -E "$userspace_tests" | tr '\n' ' ')
 	cluster_tests=$(tr ' ' '\n' <<<"$lclkctl_tests" | grep -vE "$abi_only_tests" | paste -sd ' ')

@@ -2,7 +2,9 @@
 /*
  * A trace a test wrote, checked with Perfetto's own schema: decoded by
  * protoc against tests/perfetto/perfetto_trace.proto, and checked by
- * tests/perfetto/check_trace.py (interning, descriptors, the clock, flows).
+ * tests/perfetto/check_trace.py (interning, descriptors, the clock, flows),
+ * and once scripts/trace-processor has built it, loaded in Perfetto's own
+ * trace_processor_shell and checked in SQL (tests/perfetto/tp_check.py).
  * Tests run from the top of the tree (tests/run-suites.sh); LCLK_SRCDIR
  * says where it is otherwise.
  */

@@ -32,6 +32,15 @@ Usage: check_trace.py [--merged] [--flows N] [--max-lost N] [--clock ID] [--json
                 ask for 0)
 Prints "FILE: flows F lost L threads T processes P" per file and exits 1 on
 any failure (decode, or a check above), with the reasons on stderr.
+
+Once trace_processor_shell is built (scripts/trace-processor), each file is
+also loaded in it and checked in SQL (tp_check.py: its flow table against
+the arrows the trace declares, every thread and process named, no import
+errors in its stats); the line then ends with "tp_flows F tp_lost L", the
+JSON has tp_* fields, trace_processor's own count of lost arrows must be
+the one predicted above, and --max-lost bounds it as well. Without the
+binary those checks are left out silently (tests/run-suites.sh says so once
+per suite); LCLK_TRACE_PROCESSOR=require makes that an error.
 """
 import argparse
 import json
@@ -39,9 +48,11 @@ import os
 import re
 import subprocess
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tp_check  # noqa: E402 (beside this file)
 PROTO = "perfetto_trace.proto"
 SEQ_INCREMENTAL_STATE_CLEARED = 1
 SEQ_NEEDS_INCREMENTAL_STATE = 2
@@ -222,26 +233,43 @@ def main() -> int:
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     bad = False
+    tp, why = tp_check.binary()
+    if tp is None and tp_check.required():
+        print("check_trace: %s" % why, file=sys.stderr)
+        return 1
     for path in a.files:
+        tpres: Dict[str, Any] = {}
         try:
-            rep = check(parse(decode(path)), a.merged)
-        except (OSError, ValueError) as e:
+            tree = parse(decode(path))
+            rep = check(tree, a.merged)
+            if tp is not None:
+                tpres, tperrors = tp_check.check(tp, path, tree)
+                for why_tp in tperrors:
+                    rep.fail(why_tp)
+        except (OSError, ValueError, subprocess.TimeoutExpired) as e:
             print("%s: %s" % (path, e), file=sys.stderr)
             bad = True
             continue
         if a.max_lost is not None and rep.lost > a.max_lost:
             rep.fail("%d of %d flows lost" % (rep.lost, rep.flows))
+        # trace_processor's own count: within --max-lost, and what the
+        # model above predicts.
+        if tpres and (a.max_lost is not None and tpres["tp_flows_lost"] > a.max_lost or
+                      tpres["tp_flows_lost"] != rep.lost):
+            rep.fail(tp_check.lost_message(tpres) + "; check_trace.py's model: %d lost" % rep.lost)
         if a.flows is not None and rep.flows != a.flows:
             rep.fail("%d flows, not %d" % (rep.flows, a.flows))
         if a.clock is not None and rep.clocks != {a.clock}:
             rep.fail("timestamps in clocks %s, not %d" % (sorted(rep.clocks), a.clock))
         if a.json:
-            print(json.dumps({"file": path, "flows": rep.flows, "flows_lost": rep.lost,
-                              "threads": rep.threads, "processes": rep.processes,
-                              "errors": rep.errors}))
+            print(json.dumps(dict({"file": path, "flows": rep.flows, "flows_lost": rep.lost,
+                                   "threads": rep.threads, "processes": rep.processes,
+                                   "errors": rep.errors}, **tpres)))
         else:
-            print("%s: flows %d lost %d threads %d processes %d"
-                  % (path, rep.flows, rep.lost, rep.threads, rep.processes))
+            print("%s: flows %d lost %d threads %d processes %d%s"
+                  % (path, rep.flows, rep.lost, rep.threads, rep.processes,
+                     " tp_flows %d tp_lost %d" % (tpres["tp_flows"], tpres["tp_flows_lost"])
+                     if tpres else ""))
         for e in rep.errors:
             print("%s: %s" % (path, e), file=sys.stderr)
         bad = bad or bool(rep.errors)
