@@ -14,7 +14,9 @@ fails. The decoded text is then checked the way trace_processor reads it:
   ProcessDescriptor with a process_name; no two process tracks share a pid;
 - the clock: packets with timestamps name a clock, through
   timestamp_clock_id or trace_packet_defaults, that a ClockSnapshot of the
-  trace declares (a builtin clock, <= 63, needs none);
+  trace relates to BOOTTIME (6), trace_processor's trace time: any other
+  clock, builtin ones such as CLOCK_MONOTONIC (3) included, without one
+  ("clock_sync_failure_unknown_source_clock") loses its packets;
 - flows: trace_processor sorts events by timestamp and then attaches a
   flow id in flow_ids to a slice (starting the flow) and a terminating id
   to a slice only if its flow has started, dropping it otherwise. A flow
@@ -56,7 +58,7 @@ import tp_check  # noqa: E402 (beside this file)
 PROTO = "perfetto_trace.proto"
 SEQ_INCREMENTAL_STATE_CLEARED = 1
 SEQ_NEEDS_INCREMENTAL_STATE = 2
-BUILTIN_CLOCK_MAX = 63
+BOOTTIME = 6                    # BuiltinClocks: trace_processor's trace time
 BOOTTIME = 6
 
 Node = Dict[str, list]
@@ -127,7 +129,7 @@ def check(tree: Node, merged: bool) -> Report:
     interned: Dict[int, Dict[str, set]] = {}     # seq -> kind -> iids
     cleared: Dict[int, bool] = {}
     defaults: Dict[int, int] = {}                # seq -> timestamp_clock_id
-    snap_clocks = set()
+    snap_clocks = set()                          # clocks a snapshot relates to BOOTTIME
     proc_pids: Dict[int, str] = {}
     thread_pids: List[Tuple[int, int]] = []
     track_kind: Dict[int, str] = {}              # uuid -> process/thread/track
@@ -140,8 +142,9 @@ def check(tree: Node, merged: bool) -> Report:
             cleared[seq] = True
             interned[seq] = {}
         for cs in p.get("clock_snapshot", []):
-            for c in cs.get("clocks", []):
-                snap_clocks.add(one(c, "clock_id"))
+            ids = {one(c, "clock_id") for c in cs.get("clocks", [])}
+            if BOOTTIME in ids:
+                snap_clocks |= ids
         for d in p.get("trace_packet_defaults", []):
             if "timestamp_clock_id" in d:
                 defaults[seq] = one(d, "timestamp_clock_id")
@@ -185,8 +188,8 @@ def check(tree: Node, merged: bool) -> Report:
             clock = one(p, "timestamp_clock_id", defaults.get(seq))
             if clock is None:
                 rep.fail("packet %d: timestamp in no declared clock (BOOTTIME by default)" % i)
-            elif clock > BUILTIN_CLOCK_MAX and clock not in snap_clocks:
-                rep.fail("packet %d: clock %d has no ClockSnapshot" % (i, clock))
+            elif clock != BOOTTIME and clock not in snap_clocks:
+                rep.fail("packet %d: clock %d has no ClockSnapshot relating it to BOOTTIME" % (i, clock))
             if clock is not None:
                 rep.clocks.add(clock)
             events.append((one(p, "timestamp", 0), i, ev))
