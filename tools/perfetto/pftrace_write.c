@@ -166,9 +166,10 @@ void pftrace_writer_clock(struct pftrace_writer *w, bool logical)
 }
 
 /*
- * Before the first event: the clock of the timestamps. The logical clock
- * is BOOTTIME's equal from 0 on (one snapshot, both at 0); CLOCK_MONOTONIC
- * is a builtin clock that needs none.
+ * Before the first event: the clock of the timestamps, BOOTTIME's equal
+ * from 0 on (one snapshot, both at 0). CLOCK_MONOTONIC needs it as much as
+ * the logical clock: trace_processor puts every event on BOOTTIME, and
+ * drops one in a clock no snapshot relates to it, builtin or not.
  */
 static int declare_clock(struct pftrace_writer *w)
 {
@@ -180,11 +181,9 @@ static int declare_clock(struct pftrace_writer *w)
 	pb_reset(&pkt);
 	pb_reset(&snap);
 	pb_reset(&def);
-	if (w->clock_id != CLOCK_ID_MONOTONIC) {
-		clock_at_zero(&snap, w->clock_id);
-		clock_at_zero(&snap, CLOCK_ID_BOOTTIME);
-		pb_msg(&pkt, PKT_CLOCK_SNAPSHOT, &snap);
-	}
+	clock_at_zero(&snap, w->clock_id);
+	clock_at_zero(&snap, CLOCK_ID_BOOTTIME);
+	pb_msg(&pkt, PKT_CLOCK_SNAPSHOT, &snap);
 	pb_uint(&def, DEF_TIMESTAMP_CLOCK_ID, w->clock_id);
 	pb_msg(&pkt, PKT_DEFAULTS, &def);
 	err = put_packet(w, &pkt);
