@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock_offset.h"
 #include "lib/priv.h"
 #include "sync/source.h"
 #include "vmclock_page.h"
@@ -84,14 +85,6 @@ fail:
 		close(fd);
 	free(vs);
 	return e;
-}
-
-static int64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /*
