@@ -39,6 +39,7 @@ cleanup() {
 trap cleanup EXIT
 
 . tests/guest/lib/daemon.bash
+. tests/guest/lib/ptp_master.bash
 echo "TAP version 13"
 
 for cmd in ptp4l chronyd ip; do
@@ -49,31 +50,13 @@ for cmd in ptp4l chronyd ip; do
 done
 
 # ---- the link: grandmaster 10.78.0.1 in $ns, daemon 10.78.0.2 here -------
-ip netns add "$ns" &&
-	ip link add "$veth" type veth peer name "${veth}g" &&
-	ip link set "${veth}g" netns "$ns" &&
-	ip -n "$ns" addr add 10.78.0.1/24 dev "${veth}g" &&
-	ip -n "$ns" link set "${veth}g" up &&
-	ip -n "$ns" link set lo up &&
-	ip addr add 10.78.0.2/24 dev "$veth" &&
-	ip link set "$veth" up
+ptp_master_link "$ns" "$veth" 10.78.0
 rc=$?
 check "veth link to a namespace for the grandmaster" test $rc -eq 0
 [ $rc -eq 0 ] || { echo "Bail out! no veth link"; exit 1; }
 
-# ptp4l as grandmaster on the system clock: a master adjusts no clock, and
-# free_running keeps it from doing so should it ever become a slave.
-# Fast Syncs and Announces so a master qualifies and expires in about a
-# second.
-cat >"$dir/ptp4l.conf" <<-EOC
-[global]
-time_stamping software
-free_running 1
-priority1 100
-logSyncInterval -3
-logAnnounceInterval -2
-uds_address $dir/ptp4l.uds
-EOC
+# ptp4l as grandmaster on the system clock.
+ptp_master_conf "$dir/ptp4l.conf" "$dir"
 start_ptp4l() {
 	ip netns exec "$ns" ptp4l -4 -i "${veth}g" -m -f "$dir/ptp4l.conf" \
 		>>"$dir/ptp4l.log" 2>&1 &

@@ -27,6 +27,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+. tests/guest/lib/ptp_master.bash
+
 echo "TAP version 13"
 for cmd in ptp4l ip python3; do
 	if ! command -v $cmd >/dev/null; then
@@ -42,27 +44,11 @@ if ! grep -qsi qemu /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name;
 fi
 echo "1..2"
 
-if ! { ip netns add "$ns" &&
-	ip link add "$veth" type veth peer name "${veth}g" &&
-	ip link set "${veth}g" netns "$ns" &&
-	ip -n "$ns" addr add 10.79.0.1/24 dev "${veth}g" &&
-	ip -n "$ns" link set "${veth}g" up &&
-	ip -n "$ns" link set lo up &&
-	ip addr add 10.79.0.2/24 dev "$veth" &&
-	ip link set "$veth" up; }; then
+if ! ptp_master_link "$ns" "$veth" 10.79.0; then
 	echo "Bail out! no veth link"
 	exit 1
 fi
-
-cat >"$dir/ptp4l.conf" <<-EOC
-[global]
-time_stamping software
-free_running 1
-priority1 100
-logSyncInterval -3
-logAnnounceInterval -2
-uds_address $dir/ptp4l.uds
-EOC
+ptp_master_conf "$dir/ptp4l.conf" "$dir"
 ip netns exec "$ns" ptp4l -4 -i "${veth}g" -m -f "$dir/ptp4l.conf" >"$dir/ptp4l.log" 2>&1 &
 pids+=($!)
 
