@@ -1548,6 +1548,32 @@ TEST(a_poll_is_charged_to_the_first_receive_after_it_through_the_merge)
 }
 
 /*
+ * Twelve polls of rank 0, 10 ms apart, each ended by rank 1's message, all
+ * within the horizon: more than a rank's blocks and receives kept. The
+ * receives held take their turn before a block has to go: each poll is
+ * rank 1's.
+ */
+TEST(polls_more_than_kept_within_the_horizon_each_find_their_receive)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 1000 * MS, 0);
+	int i;
+
+	ASSERT_NE(w, NULL);
+	for (i = 0; i < 12; i++) {
+		int64_t t = T0 + i * 10 * MS;
+		struct msg_end send = { .host = 1, .rank = 1, .t_ns = t + 4 * MS };
+		struct msg_end recv = { .host = 0, .rank = 0, .t_ns = t + 5 * MS + 100 * US };
+
+		ASSERT_EQ(cluster_wait_block(w, 0, t, t + 5 * MS, 0, 0), 0);
+		cluster_wait_message(w, &send, &recv, CLUSTER_AHEAD_UNKNOWN);
+	}
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rounds(w), 12);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->last, 12);
+	cluster_wait_free(w);
+}
+
+/*
  * A message sent after a wait ended did not end it, even when its receive
  * comes within the link's time after the wait: the one that did was not
  * recorded (the tracer lost the call). Seen on the debug kernel, whose
