@@ -1547,6 +1547,48 @@ TEST(a_poll_is_charged_to_the_first_receive_after_it_through_the_merge)
 	EXPECT_EQ(merged_poll_charged_to(_metadata, 1), 1);
 }
 
+/* Each settled wait into ctx, an array by waiter (ranks 0 to 2). */
+static int record_by_waiter(void *ctx, const struct settled_wait *sw)
+{
+	if (sw->waiter < 3)
+		((struct settled_wait *)ctx)[sw->waiter] = *sw;
+	return 0;
+}
+
+/*
+ * A chain: rank 1 polls [T0 + 1 ms, T0 + 100 ms] for rank 2's message
+ * (sent at 99.9 ms), sends to rank 0 at 100.1 ms, and only then reads rank
+ * 2's message (received at 100.9 ms, within the link's 1 ms). Rank 0 polls
+ * [T0 + 2 ms, T0 + 100.3 ms] and receives rank 1's at 100.4 ms. The merge
+ * settles at 110.5 ms, the horizon past rank 0's wait but not past rank
+ * 1's receive. Rank 0 waited on rank 1, which waited on rank 2: rank 0's
+ * root is rank 2, whenever rank 1's receive takes its turn.
+ */
+TEST(a_wait_whose_culprit_still_holds_its_receive_is_settled_after_the_culprits)
+{
+	struct settled_wait got[3] = { { .root = UINT32_MAX }, { .root = UINT32_MAX },
+				       { .root = UINT32_MAX } };
+	struct cluster_wait *w = cluster_wait_new(MS, 10 * MS, 50 * MS);
+	struct msg_end send2 = end_at(2, T0 + 99 * MS + 900 * US);
+	struct msg_end recv1 = end_at(1, T0 + 100 * MS + 900 * US);
+	struct msg_end send1 = end_at(1, T0 + 100 * MS + 100 * US);
+	struct msg_end recv0 = end_at(0, T0 + 100 * MS + 400 * US);
+
+	ASSERT_NE(w, NULL);
+	cluster_wait_set_hook(w, record_by_waiter, got);
+	cluster_wait_block(w, 1, T0 + MS, T0 + 100 * MS, 10 * US, 0);
+	cluster_wait_seen(w, 1, true, send1.t_ns, send1.bound_ns);
+	cluster_wait_block(w, 0, T0 + 2 * MS, T0 + 100 * MS + 300 * US, 10 * US, 0);
+	cluster_wait_message(w, &send1, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_message(w, &send2, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, T0 + 110 * MS + 500 * US);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(got[1].root, 2);
+	EXPECT_EQ(got[0].root, 2);
+	EXPECT_EQ(got[0].end, T0 + 100 * MS + 300 * US);
+	cluster_wait_free(w);
+}
+
 /*
  * Twelve polls of rank 0, 10 ms apart, each ended by rank 1's message, all
  * within the horizon: more than a rank's blocks and receives kept. The
