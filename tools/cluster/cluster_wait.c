@@ -751,9 +751,20 @@ static bool culprit_held(const struct cluster_wait *w, const struct attribution 
 }
 
 /* Whether the merge, at now_ns, is the horizon past t_ns. */
-static bool past(const struct cluster_wait *w, int64_t t_ns, int64_t now_ns)
+static bool past(const struct cluster_wait *w, __int128 t_ns, int64_t now_ns)
 {
-	return now_ns == INT64_MAX || (__int128)t_ns < (__int128)now_ns - w->horizon_ns;
+	return now_ns == INT64_MAX || t_ns < (__int128)now_ns - w->horizon_ns;
+}
+
+/*
+ * Whether a held receive at t_ns takes its turn: once every block it may
+ * end (from link_ns before it) is the horizon past, so that its wait is an
+ * attribution before the waits that ended after it settle (a later wait
+ * on its rank looks for that one, as the rank's own).
+ */
+static bool due(const struct cluster_wait *w, int64_t t_ns, int64_t now_ns)
+{
+	return past(w, (__int128)t_ns - w->link_ns, now_ns);
 }
 
 /*
@@ -771,7 +782,7 @@ void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 	 * one) and the attributions: theirs join them, by end, to settle now.
 	 */
 	for (rank = 0; rank < w->nranks; rank++)
-		while (w->ranks[rank].nheld && past(w, w->ranks[rank].held[0].t_ns, now_ns))
+		while (w->ranks[rank].nheld && due(w, w->ranks[rank].held[0].t_ns, now_ns))
 			take_oldest(w, rank);
 	for (n = 0; n < w->nwoken && past(w, w->woken[n].b.end, now_ns); n++)
 		resolve_woken(w, &w->woken[n]);
