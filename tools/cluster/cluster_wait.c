@@ -2,9 +2,12 @@
 /*
  * Per rank, the last few blocks still waiting for the message that ended
  * them (a poll is handed over before the receive that follows it; with a
- * clock running ahead, the match may come later still), and the last few
- * matched receives no block took (a futex wait ends after the receive that
- * woke it), and its last few sends (where its waits begin); then the
+ * clock running ahead, the match may come later still), the last few
+ * matched receives that may end one of them, held until the merge is the
+ * horizon past them (the receive that ended it may be matched after a
+ * later one: its send's record ends later), and the last few matched
+ * receives no block took (a futex wait ends after the receive that woke
+ * it), and its last few sends (where its waits begin); then the
  * woken waits held until the receive that woke them has had its chance to
  * be matched, and the attributions waiting to be settled, both by the end
  * of their wait; then per rank its last settled attributions, where a
@@ -43,10 +46,14 @@ struct attribution {
 	bool aux;
 };
 
-/* A matched receive, and the send it matched. */
+/*
+ * A matched receive, the send it matched, and how far the sender's clock
+ * may be ahead (cluster_wait_message()).
+ */
 struct received {
 	int64_t t_ns;
 	struct msg_end send;
+	int64_t ahead_ns;
 };
 
 struct settled {
@@ -85,6 +92,8 @@ struct rank_state {
 	struct rank_wait st;
 	struct block pending[PENDING];	/* oldest first */
 	unsigned int npending;
+	struct received held[RECENT];	/* by time, the earliest first */
+	unsigned int nheld;
 	struct received recent[RECENT];	/* a ring, last at nrecent - 1 */
 	unsigned int nrecent;
 	struct sent sends[SENDS];	/* a ring, last at nsends - 1 */
@@ -152,6 +161,7 @@ static struct rank_state *rank_get(struct cluster_wait *w, uint32_t rank)
 
 static void attribute(struct cluster_wait *w, uint32_t waiter, const struct block *b,
 		      const struct msg_end *send);
+static void take_oldest(struct cluster_wait *w, uint32_t rank);
 
 /*
  * The receives no block took, in (begin, end] and within link_ns of end:
@@ -199,20 +209,37 @@ static bool may_wake(const struct cluster_wait *w, const struct block *b, int64_
 	return t_ns > b->begin && t_ns <= b->end && b->end - t_ns <= w->link_ns;
 }
 
-/* Into h's receives, by time (the latest after an equal one); the oldest goes. */
-static void add_waker(struct woken *h, const struct received *m)
+/*
+ * Into v, *n of RECENT receives by time (the latest after an equal one);
+ * when full, the oldest goes, into *gone. Whether one went.
+ */
+static bool add_by_time(struct received *v, unsigned int *n, const struct received *m,
+			struct received *gone)
 {
+	bool full = *n == RECENT;
 	unsigned int i;
 
-	if (h->nwakers == RECENT) {
-		if (m->t_ns < h->wakers[0].t_ns)
-			return;
-		memmove(h->wakers, h->wakers + 1, --h->nwakers * sizeof(*h->wakers));
+	if (full) {
+		if (m->t_ns < v[0].t_ns) {
+			*gone = *m;
+			return true;
+		}
+		*gone = v[0];
+		memmove(v, v + 1, --*n * sizeof(*v));
 	}
-	for (i = h->nwakers; i > 0 && h->wakers[i - 1].t_ns > m->t_ns; i--)
-		h->wakers[i] = h->wakers[i - 1];
-	h->wakers[i] = *m;
-	h->nwakers++;
+	for (i = *n; i > 0 && v[i - 1].t_ns > m->t_ns; i--)
+		v[i] = v[i - 1];
+	v[i] = *m;
+	(*n)++;
+	return full;
+}
+
+/* Into h's receives; the oldest goes: the latest woke it. */
+static void add_waker(struct woken *h, const struct received *m)
+{
+	struct received gone;
+
+	add_by_time(h->wakers, &h->nwakers, m, &gone);
 }
 
 /* Into h's sends, if in its wait; the earliest goes. */
@@ -343,6 +370,9 @@ int cluster_wait_block(struct cluster_wait *w, uint32_t rank, int64_t begin,
 	if (woken)	/* by the receive that woke it, once it has been matched */
 		return hold_woken(w, rank, &call);
 	b = (struct block){ begin, end, bound_begin_ns, flags & CLUSTER_BLOCK_AUX };
+	/* Full: the rank's held receives take their turn now, before any block goes. */
+	while (r->npending == PENDING && r->nheld)
+		take_oldest(w, rank);
 	if (r->npending == PENDING)	/* the oldest never found its message */
 		memmove(r->pending, r->pending + 1, --r->npending * sizeof(*r->pending));
 	r->pending[r->npending++] = b;
@@ -490,37 +520,90 @@ static bool sent_after(const struct msg_end *send, const struct block *b, int64_
 	return ahead_ns != CLUSTER_AHEAD_UNKNOWN && send->t_ns - b->end > ahead_ns;
 }
 
+/*
+ * The first of r's pending blocks that m may have ended (within link_ns
+ * after it, its message not sent after it), npending if none.
+ */
+static unsigned int block_ended_by(const struct cluster_wait *w, const struct rank_state *r,
+				   const struct received *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->npending; i++) {
+		const struct block *b = &r->pending[i];
+
+		if (m->t_ns >= b->end && m->t_ns - b->end <= w->link_ns &&
+		    !sent_after(&m->send, b, m->ahead_ns))
+			break;
+	}
+	return i;
+}
+
+/* A receive of rank no block took: for a wait woken by it, held already or ending later. */
+static void add_recent(struct cluster_wait *w, uint32_t rank, const struct received *m)
+{
+	struct rank_state *r = &w->ranks[rank];
+	size_t j;
+
+	r->recent[r->nrecent++ % RECENT] = *m;
+	for (j = 0; j < w->nwoken; j++)
+		if (w->woken[j].rank == rank && may_wake(w, &w->woken[j].b, m->t_ns))
+			add_waker(&w->woken[j], m);
+}
+
+/*
+ * A matched receive of rank in its turn, by time: ends the first pending
+ * block it may have ended, and any older one left unattributed is done
+ * with; or no block.
+ */
+static void take(struct cluster_wait *w, uint32_t rank, const struct received *m)
+{
+	struct rank_state *r = &w->ranks[rank];
+	unsigned int i = block_ended_by(w, r, m);
+	struct block b;
+
+	if (i == r->npending) {
+		add_recent(w, rank, m);
+		return;
+	}
+	b = r->pending[i];
+	memmove(r->pending, r->pending + i + 1, (r->npending - i - 1) * sizeof(*r->pending));
+	r->npending -= i + 1;
+	attribute(w, rank, &b, &m->send);
+}
+
+/* The rank's earliest held receive, in its turn. */
+static void take_oldest(struct cluster_wait *w, uint32_t rank)
+{
+	struct rank_state *r = &w->ranks[rank];
+	struct received m = r->held[0];
+
+	memmove(r->held, r->held + 1, --r->nheld * sizeof(*r->held));
+	take(w, rank, &m);
+}
+
+/*
+ * A receive that may end a pending block takes its turn once the merge is
+ * the horizon past it: messages are matched as the later of their two
+ * records reaches the merge, so an earlier receive of the rank, which
+ * ended the block, may be matched after it (its send's record ends later:
+ * a send call that lasted, the sender's clock ahead). Else its sender is
+ * charged, maybe as certain. The last RECENT are held; an older one takes
+ * its turn at once.
+ */
 void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,
 			  const struct msg_end *recv, int64_t ahead_ns)
 {
+	struct received m = { recv->t_ns, *send, ahead_ns }, gone;
 	struct rank_state *r;
-	struct block b;
-	unsigned int i;
 
 	if (!rank_get(w, recv->rank) || !rank_get(w, send->rank))
 		return;
 	r = &w->ranks[recv->rank];
-	for (i = 0; i < r->npending; i++) {
-		b = r->pending[i];
-		if (recv->t_ns >= b.end && recv->t_ns - b.end <= w->link_ns &&
-		    !sent_after(send, &b, ahead_ns))
-			break;
-	}
-	if (i == r->npending) {
-		/* For a wait woken by it: held already, or ending later. */
-		struct received m = { recv->t_ns, *send };
-		size_t j;
-
-		r->recent[r->nrecent++ % RECENT] = m;
-		for (j = 0; j < w->nwoken; j++)
-			if (w->woken[j].rank == recv->rank && may_wake(w, &w->woken[j].b, m.t_ns))
-				add_waker(&w->woken[j], &m);
-		return;
-	}
-	/* This block, and any older one left unattributed, are done with. */
-	memmove(r->pending, r->pending + i + 1, (r->npending - i - 1) * sizeof(*r->pending));
-	r->npending -= i + 1;
-	attribute(w, recv->rank, &b, send);
+	if (block_ended_by(w, r, &m) == r->npending)
+		add_recent(w, recv->rank, &m);
+	else if (add_by_time(r->held, &r->nheld, &m, &gone))
+		take(w, recv->rank, &gone);
 }
 
 /*
@@ -667,6 +750,23 @@ static bool culprit_held(const struct cluster_wait *w, const struct attribution 
 	return false;
 }
 
+/* Whether the merge, at now_ns, is the horizon past t_ns. */
+static bool past(const struct cluster_wait *w, __int128 t_ns, int64_t now_ns)
+{
+	return now_ns == INT64_MAX || t_ns < (__int128)now_ns - w->horizon_ns;
+}
+
+/*
+ * Whether a held receive at t_ns takes its turn: once every block it may
+ * end (from link_ns before it) is the horizon past, so that its wait is an
+ * attribution before the waits that ended after it settle (a later wait
+ * on its rank looks for that one, as the rank's own).
+ */
+static bool due(const struct cluster_wait *w, int64_t t_ns, int64_t now_ns)
+{
+	return past(w, (__int128)t_ns - w->link_ns, now_ns);
+}
+
 /*
  * In the order the waits ended, but for an auxiliary thread's whose rank's
  * main thread is still to be seen past it: it waits, and so does a wait
@@ -675,17 +775,22 @@ static bool culprit_held(const struct cluster_wait *w, const struct attribution 
 void cluster_wait_settle(struct cluster_wait *w, int64_t now_ns)
 {
 	size_t n, kept = 0;
+	uint32_t rank;
 
-	/* Before the attributions: theirs join them, by end, to settle now. */
-	for (n = 0; n < w->nwoken &&
-	     (now_ns == INT64_MAX || w->woken[n].b.end < now_ns - w->horizon_ns); n++)
+	/*
+	 * Before the woken waits (a receive no block takes may have woken
+	 * one) and the attributions: theirs join them, by end, to settle now.
+	 */
+	for (rank = 0; rank < w->nranks; rank++)
+		while (w->ranks[rank].nheld && due(w, w->ranks[rank].held[0].t_ns, now_ns))
+			take_oldest(w, rank);
+	for (n = 0; n < w->nwoken && past(w, w->woken[n].b.end, now_ns); n++)
 		resolve_woken(w, &w->woken[n]);
 	if (n) {	/* none held yet: w->woken may be NULL */
 		memmove(w->woken, w->woken + n, (w->nwoken - n) * sizeof(*w->woken));
 		w->nwoken -= n;
 	}
-	for (n = 0; n < w->nattrs &&
-	     (now_ns == INT64_MAX || w->attrs[n].end < now_ns - w->horizon_ns); n++) {
+	for (n = 0; n < w->nattrs && past(w, w->attrs[n].end, now_ns); n++) {
 		const struct attribution *a = &w->attrs[n];
 
 		if ((a->aux && !aux_ready(w, a, now_ns)) || culprit_held(w, a, kept))

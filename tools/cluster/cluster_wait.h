@@ -7,7 +7,10 @@
  * to the message that ended it: the first matched receive of that rank
  * ending within link_ns after it (or the receive itself) whose message
  * left before the block ended, the sender's clock taken as far ahead as
- * the traffic the other way allows (else the one that ended it was lost);
+ * the traffic the other way allows (else the one that ended it was lost),
+ * first by time, each taking its turn once the merge is horizon_ns past
+ * link_ns before it (an earlier receive may be matched after it: its
+ * send's record ends later);
  * a futex wait woken by another thread of the rank, to the receive of
  * that rank within link_ns before its end, looked for once the merge is
  * horizon_ns past the wait (that receive may be matched after the wait is
@@ -110,9 +113,11 @@ int cluster_wait_seen(struct cluster_wait *w, uint32_t rank, bool send,
 
 /*
  * A matched message: may end a block of the receiver, unless it left after
- * the block ended. ahead_ns: the most the sender's clock can be ahead of
- * the receiver's, as the traffic the other way shows (the least receive
- * minus send of the receiver's messages to it), or CLUSTER_AHEAD_UNKNOWN.
+ * the block ended; held until the merge is horizon_ns past link_ns before
+ * its receive, so that the earliest receive ends the block. ahead_ns: the most the
+ * sender's clock can be ahead of the receiver's, as the traffic the other
+ * way shows (the least receive minus send of the receiver's messages to
+ * it), or CLUSTER_AHEAD_UNKNOWN.
  * Not the hosts' bounds: a clock outside its bound would lose its rounds.
  */
 void cluster_wait_message(struct cluster_wait *w, const struct msg_end *send,

@@ -1333,6 +1333,31 @@ TEST(a_send_answering_a_receive_in_a_woken_wait_does_not_shorten_it)
 	EXPECT_EQ(woken_wait_with_an_answer(true), 199 * MS);
 }
 
+/* A message end of rank (on host rank) at t_ns, its clock's bound 10 us. */
+static struct msg_end end_at(uint32_t rank, int64_t t_ns)
+{
+	return (struct msg_end){ .host = rank, .rank = rank, .t_ns = t_ns, .bound_ns = 10 * US };
+}
+
+/*
+ * w settled within the horizon past rank 0's one wait (at WITHIN), past it
+ * (PAST) and at the end: the rounds at PAST, UINT64_MAX if one came
+ * earlier or later, or if rank 0 had not one wait.
+ */
+static uint64_t rounds_past_the_horizon(struct cluster_wait *w, int64_t within, int64_t past)
+{
+	uint64_t rounds;
+
+	cluster_wait_settle(w, within);
+	rounds = cluster_wait_rounds(w);
+	cluster_wait_settle(w, past);
+	rounds = rounds ? UINT64_MAX : cluster_wait_rounds(w);
+	cluster_wait_settle(w, INT64_MAX);
+	if (cluster_wait_rounds(w) != rounds || cluster_wait_rank(w, 0)->blocks != 1)
+		rounds = UINT64_MAX;
+	return rounds;
+}
+
 /*
  * A woken futex wait reaches the merge before the receive that woke it is
  * matched: the receive's send record ends later in the merge's order (the
@@ -1353,21 +1378,27 @@ static int record_settled(void *ctx, const struct settled_wait *sw)
 	return 0;
 }
 
-static uint64_t woken_before_its_match(bool earlier, bool answer, struct settled_wait *got)
+/* Link 1 ms, horizon 10 ms, waits from 50 ms; each settled wait into *got. */
+static struct cluster_wait *recording(struct settled_wait *got)
 {
 	struct cluster_wait *w = cluster_wait_new(MS, 10 * MS, 50 * MS);
-	struct msg_end send2 = { .host = 2, .rank = 2, .t_ns = T0 + 150 * MS, .bound_ns = 10 * US };
-	struct msg_end recv0 = { .host = 0, .rank = 0, .t_ns = T0 + 199 * MS + 200 * US,
-				 .bound_ns = 10 * US };
-	struct msg_end send3 = { .host = 3, .rank = 3, .t_ns = T0 + 199 * MS + 600 * US,
-				 .bound_ns = 10 * US };
-	struct msg_end recv0b = { .host = 0, .rank = 0, .t_ns = T0 + 199 * MS + 700 * US,
-				  .bound_ns = 10 * US };
+
+	if (w)
+		cluster_wait_set_hook(w, record_settled, got);
+	return w;
+}
+
+static uint64_t woken_before_its_match(bool earlier, bool answer, struct settled_wait *got)
+{
+	struct cluster_wait *w = recording(got);
+	struct msg_end send2 = end_at(2, T0 + 150 * MS);
+	struct msg_end recv0 = end_at(0, T0 + 199 * MS + 200 * US);
+	struct msg_end send3 = end_at(3, T0 + 199 * MS + 600 * US);
+	struct msg_end recv0b = end_at(0, T0 + 199 * MS + 700 * US);
 	uint64_t rounds;
 
 	if (!w)
 		return UINT64_MAX;
-	cluster_wait_set_hook(w, record_settled, got);
 	cluster_wait_seen(w, 0, true, T0, 10 * US);
 	if (earlier)
 		cluster_wait_message(w, &send2, &recv0, CLUSTER_AHEAD_UNKNOWN);
@@ -1376,13 +1407,8 @@ static uint64_t woken_before_its_match(bool earlier, bool answer, struct settled
 	cluster_wait_block(w, 0, T0 + MS, T0 + 200 * MS, 10 * US, CLUSTER_BLOCK_WOKEN);
 	cluster_wait_settle(w, T0 + 200 * MS);
 	cluster_wait_message(w, &send3, &recv0b, CLUSTER_AHEAD_UNKNOWN);
-	cluster_wait_settle(w, T0 + 205 * MS);
-	rounds = cluster_wait_rounds(w);	/* within the horizon: none yet */
-	cluster_wait_settle(w, T0 + 211 * MS);
-	rounds = rounds ? UINT64_MAX : cluster_wait_rounds(w);
-	cluster_wait_settle(w, INT64_MAX);
-	if (cluster_wait_rounds(w) != rounds || cluster_wait_rank(w, 2)->last ||
-	    cluster_wait_rank(w, 0)->blocks != 1)
+	rounds = rounds_past_the_horizon(w, T0 + 205 * MS, T0 + 211 * MS);
+	if (cluster_wait_rank(w, 2)->last)
 		rounds = UINT64_MAX;
 	cluster_wait_free(w);
 	return rounds;
@@ -1403,6 +1429,190 @@ TEST(a_woken_wait_is_charged_to_the_receive_that_woke_it_matched_later)
 		EXPECT_EQ(got.end, T0 + 200 * MS);
 		EXPECT_TRUE(got.proven);
 	}
+}
+
+/*
+ * A poll of rank 0 [T0 + 1 ms, T0 + 100 ms] is ended by rank 1's message
+ * (sent at 99.9 ms, received at 100.1 ms); rank 2's (sent at 99.95 ms,
+ * received at 100.3 ms) is for what rank 0 does next. Messages are matched
+ * as the later of their two records reaches the merge, so with rank 1's
+ * send call lasting (a large message) or its clock ahead, rank 2's comes
+ * first (ORDER 1: 2 then 1; 0: 1 then 2). ORDER 2: rank 1's receive is
+ * never matched (the tracer lost its send): the poll is rank 2's, the
+ * first matched receive whose message left before the poll ended. The
+ * poll's sender is looked for once the merge is the horizon past it, not
+ * before. Records the settled wait in *got; the rounds.
+ */
+static uint64_t poll_charged(int order, struct settled_wait *got)
+{
+	struct cluster_wait *w = recording(got);
+	struct msg_end send1 = end_at(1, T0 + 99 * MS + 900 * US);
+	struct msg_end recv1 = end_at(0, T0 + 100 * MS + 100 * US);
+	struct msg_end send2 = end_at(2, T0 + 99 * MS + 950 * US);
+	struct msg_end recv2 = end_at(0, T0 + 100 * MS + 300 * US);
+	uint64_t rounds;
+
+	if (!w)
+		return UINT64_MAX;
+	cluster_wait_block(w, 0, T0 + MS, T0 + 100 * MS, 10 * US, 0);
+	if (order == 0)
+		cluster_wait_message(w, &send1, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_message(w, &send2, &recv2, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, T0 + 101 * MS);
+	if (order == 1)
+		cluster_wait_message(w, &send1, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	rounds = rounds_past_the_horizon(w, T0 + 105 * MS, T0 + 111 * MS);
+	cluster_wait_free(w);
+	return rounds;
+}
+
+TEST(a_poll_is_charged_to_the_first_receive_after_it_whichever_is_matched_first)
+{
+	static const uint32_t root[] = { 1, 1, 2 };
+	int order;
+
+	for (order = 0; order < 3; order++) {
+		struct settled_wait got = { .root = UINT32_MAX };
+
+		EXPECT_EQ(poll_charged(order, &got), 1) TH_LOG("order %d", order);
+		EXPECT_EQ(got.root, root[order]) TH_LOG("order %d", order);
+		EXPECT_EQ(got.waiter, 0);
+		EXPECT_EQ(got.begin, T0 + MS);
+		EXPECT_EQ(got.end, T0 + 100 * MS);
+		EXPECT_TRUE(got.proven);
+	}
+}
+
+/*
+ * The same through the merge: node0 polls [T0 + 1 ms, T0 + 100 ms], which
+ * node1's message ends (received at 100.1 ms); node2's follows (received
+ * at 100.3 ms). Both left before the poll ended; SLOW's send call lasts
+ * 50 ms (64 KiB into a full socket buffer), so its record, and the match,
+ * reach the merge last. Either way the poll is node1's, certain. Returns
+ * the rank charged, by node: -1 if not one round.
+ */
+static int merged_poll_charged_to(struct __test_metadata *_metadata, int slow)
+{
+	struct perfetto_arg data[] = {
+		{ .name = "outcome", .str = "data" },
+		{ .name = "bound_begin_ns", .val = 10 * US },
+		{ .name = "bound_end_ns", .val = 10 * US },
+	};
+	struct perfetto_slice poll = {
+		.pid = 100, .tid = 101, .thread_name = "rank", .name = "poll",
+		.start_ns = T0 + MS, .end_ns = T0 + 100 * MS, .args = data, .nargs = 3,
+	};
+	static const int64_t sent[3] = { 0, 99 * MS + 900 * US, 99 * MS + 950 * US };
+	static const int64_t received[3] = { 0, 100 * MS + 100 * US, 100 * MS + 300 * US };
+	const char *paths[3], *err_path;
+	struct merge_opts o = { .window_ns = 0 };
+	struct merge_result res;
+	char dir[64] = "/tmp/lclk-poll.XXXXXX";
+	struct host h[3];
+	int i, charged = -1;
+
+	ASSERT_NE(mkdtemp(dir), NULL);
+	host_open(_metadata, &h[0], dir, "node0", "10.0.0.1:5000", 0, 10 * US);
+	host_open(_metadata, &h[1], dir, "node1", "10.0.0.2:5001", 0, 10 * US);
+	host_open(_metadata, &h[2], dir, "node2", "10.0.0.3:5002", 0, 10 * US);
+	EXPECT_EQ(perfetto_slice(h[0].pf, &poll), 0);
+	for (i = 1; i < 3; i++) {
+		msg(_metadata, &h[i], true, &h[0], T0 + sent[i],
+		    T0 + sent[i] + (i == slow ? 50 * MS : 2 * US), h[i].seq_out, 65536);
+		msg(_metadata, &h[0], false, &h[i], T0 + received[i] - 2 * US, T0 + received[i],
+		    h[0].seq_in, 65536);
+	}
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(perfetto_close(h[i].pf), 0);
+		paths[i] = h[i].path;
+	}
+	ASSERT_EQ(trace_merge(paths, 3, NULL, &o, &res, &err_path), 0);
+	EXPECT_EQ(cluster_counts(res.match)->matched, 2);
+	for (i = 0; i < (int)res.nranks && cluster_wait_rounds(res.wait) == 1; i++) {
+		const struct rank_wait *st = cluster_wait_rank(res.wait, i);
+
+		if (st->last == 1 && st->certain == 1)
+			charged = res.rank_names[i][4] - '0';
+	}
+	merge_result_free(&res);
+	for (i = 0; i < 3; i++)
+		unlink(h[i].path);
+	rmdir(dir);
+	return charged;
+}
+
+TEST(a_poll_is_charged_to_the_first_receive_after_it_through_the_merge)
+{
+	EXPECT_EQ(merged_poll_charged_to(_metadata, 2), 1);
+	EXPECT_EQ(merged_poll_charged_to(_metadata, 1), 1);
+}
+
+/* Each settled wait into ctx, an array by waiter (ranks 0 to 2). */
+static int record_by_waiter(void *ctx, const struct settled_wait *sw)
+{
+	if (sw->waiter < 3)
+		((struct settled_wait *)ctx)[sw->waiter] = *sw;
+	return 0;
+}
+
+/*
+ * A chain: rank 1 polls [T0 + 1 ms, T0 + 100 ms] for rank 2's message
+ * (sent at 99.9 ms), sends to rank 0 at 100.1 ms, and only then reads rank
+ * 2's message (received at 100.9 ms, within the link's 1 ms). Rank 0 polls
+ * [T0 + 2 ms, T0 + 100.3 ms] and receives rank 1's at 100.4 ms. The merge
+ * settles at 110.5 ms, the horizon past rank 0's wait but not past rank
+ * 1's receive. Rank 0 waited on rank 1, which waited on rank 2: rank 0's
+ * root is rank 2, whenever rank 1's receive takes its turn.
+ */
+TEST(a_wait_whose_culprit_still_holds_its_receive_is_settled_after_the_culprits)
+{
+	struct settled_wait got[3] = { { .root = UINT32_MAX }, { .root = UINT32_MAX },
+				       { .root = UINT32_MAX } };
+	struct cluster_wait *w = cluster_wait_new(MS, 10 * MS, 50 * MS);
+	struct msg_end send2 = end_at(2, T0 + 99 * MS + 900 * US);
+	struct msg_end recv1 = end_at(1, T0 + 100 * MS + 900 * US);
+	struct msg_end send1 = end_at(1, T0 + 100 * MS + 100 * US);
+	struct msg_end recv0 = end_at(0, T0 + 100 * MS + 400 * US);
+
+	ASSERT_NE(w, NULL);
+	cluster_wait_set_hook(w, record_by_waiter, got);
+	cluster_wait_block(w, 1, T0 + MS, T0 + 100 * MS, 10 * US, 0);
+	cluster_wait_seen(w, 1, true, send1.t_ns, send1.bound_ns);
+	cluster_wait_block(w, 0, T0 + 2 * MS, T0 + 100 * MS + 300 * US, 10 * US, 0);
+	cluster_wait_message(w, &send1, &recv0, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_message(w, &send2, &recv1, CLUSTER_AHEAD_UNKNOWN);
+	cluster_wait_settle(w, T0 + 110 * MS + 500 * US);
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(got[1].root, 2);
+	EXPECT_EQ(got[0].root, 2);
+	EXPECT_EQ(got[0].end, T0 + 100 * MS + 300 * US);
+	cluster_wait_free(w);
+}
+
+/*
+ * Twelve polls of rank 0, 10 ms apart, each ended by rank 1's message, all
+ * within the horizon: more than a rank's blocks and receives kept. The
+ * receives held take their turn before a block has to go: each poll is
+ * rank 1's.
+ */
+TEST(polls_more_than_kept_within_the_horizon_each_find_their_receive)
+{
+	struct cluster_wait *w = cluster_wait_new(MS, 1000 * MS, 0);
+	int i;
+
+	ASSERT_NE(w, NULL);
+	for (i = 0; i < 12; i++) {
+		int64_t t = T0 + i * 10 * MS;
+		struct msg_end send = { .host = 1, .rank = 1, .t_ns = t + 4 * MS };
+		struct msg_end recv = { .host = 0, .rank = 0, .t_ns = t + 5 * MS + 100 * US };
+
+		ASSERT_EQ(cluster_wait_block(w, 0, t, t + 5 * MS, 0, 0), 0);
+		cluster_wait_message(w, &send, &recv, CLUSTER_AHEAD_UNKNOWN);
+	}
+	cluster_wait_settle(w, INT64_MAX);
+	EXPECT_EQ(cluster_wait_rounds(w), 12);
+	EXPECT_EQ(cluster_wait_rank(w, 1)->last, 12);
+	cluster_wait_free(w);
 }
 
 /*
