@@ -4,9 +4,9 @@
  * them (a poll is handed over before the receive that follows it; with a
  * clock running ahead, the match may come later still), the last few
  * matched receives that may end one of them, held until the merge is the
- * horizon past them (the receive that ended it may be matched after a
- * later one: its send's record ends later), and the last few matched
- * receives no block took (a futex wait ends after the receive that woke
+ * horizon past the link's time before them (the receive that ended it may
+ * be matched after a later one: its send's record ends later), and the
+ * last few matched receives no block took (a futex wait ends after the receive that woke
  * it), and its last few sends (where its waits begin); then the
  * woken waits held until the receive that woke them has had its chance to
  * be matched, and the attributions waiting to be settled, both by the end
@@ -584,7 +584,7 @@ static void take_oldest(struct cluster_wait *w, uint32_t rank)
 
 /*
  * A receive that may end a pending block takes its turn once the merge is
- * the horizon past it: messages are matched as the later of their two
+ * the horizon past link_ns before it (due()): messages are matched as the later of their two
  * records reaches the merge, so an earlier receive of the rank, which
  * ended the block, may be matched after it (its send's record ends later:
  * a send call that lasted, the sender's clock ahead). Else its sender is
