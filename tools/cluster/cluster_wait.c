@@ -6,8 +6,9 @@
  * matched receives that may end one of them, held until the merge is the
  * horizon past the link's time before them (the receive that ended it may
  * be matched after a later one: its send's record ends later), and the
- * last few matched receives no block took (a futex wait ends after the receive that woke
- * it), and its last few sends (where its waits begin); then the
+ * last few matched receives no block took (a futex wait ends after the
+ * receive that woke it), and its last few sends (where its waits begin);
+ * then the
  * woken waits held until the receive that woke them has had its chance to
  * be matched, and the attributions waiting to be settled, both by the end
  * of their wait; then per rank its last settled attributions, where a
